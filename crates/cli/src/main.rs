@@ -1,0 +1,54 @@
+//! `deepchess`: one binary for the whole toolkit.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+
+/// Learns chess evaluation from game databases and plays with it.
+#[derive(Parser)]
+#[command(name = "deepchess", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Turn PGN databases into training datasets.
+    Prepare(commands::prepare::PrepareArgs),
+    /// Train the networks (Pos2Vec, comparator, move predictors, evaluation net).
+    Train(commands::train::TrainArgs),
+    /// Measure trained networks on any PGN file.
+    Eval(commands::eval::EvalArgs),
+    /// Run the engine under the UCI protocol on standard input/output.
+    Uci(commands::uci::UciArgs),
+    /// Analyse one position and print best move, score and principal variation.
+    Analyse(commands::analyse::AnalyseArgs),
+    /// Run an EPD test suite such as STS.
+    Sts(commands::sts::StsArgs),
+    /// Play engine-vs-engine matches and estimate Elo.
+    Match(commands::matches::MatchArgs),
+    /// Benchmarks: search, network inference, training throughput.
+    Bench(commands::bench::BenchArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Prepare(args) => commands::prepare::run(args),
+        Command::Train(args) => commands::train::run(args),
+        Command::Eval(args) => commands::eval::run(args),
+        Command::Uci(args) => commands::uci::run(args),
+        Command::Analyse(args) => commands::analyse::run(args),
+        Command::Sts(args) => commands::sts::run(args),
+        Command::Match(args) => commands::matches::run(args),
+        Command::Bench(args) => commands::bench::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

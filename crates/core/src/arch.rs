@@ -1,0 +1,209 @@
+//! Network shapes the trainer and the engine agree on.
+//!
+//! Every network is made of *stacks*: chains of fully connected layers
+//! `layers[0] → layers[1] → … → layers[n]`, with the stack's activation after every
+//! hidden layer, and after the last one too when `final_activation` is set (see
+//! [`Activation`]). A layer's tensors are named
+//! `{stack}.{i}.weight` with shape `[in, out]` (row-major, one row per input, which is
+//! what a sparse first layer needs) and `{stack}.{i}.bias` with shape `[out]`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::features::FEATURE_COUNT;
+
+/// Pos2Vec encoder of DeepChess: 773-600-400-200-100.
+pub const POS2VEC_LAYERS: [usize; 5] = [FEATURE_COUNT, 600, 400, 200, 100];
+/// Siamese comparator head: two concatenated 100-codes → 400 → 200 → 100 → 2.
+pub const COMPARATOR_HEAD_LAYERS: [usize; 5] = [200, 400, 200, 100, 2];
+/// Move predictor for the piece type: 773-48-6.
+pub const MOVEPRED_PIECE_LAYERS: [usize; 3] = [FEATURE_COUNT, 48, 6];
+/// Move predictor for a destination square: 773-48-64, one per piece type.
+pub const MOVEPRED_SQUARE_LAYERS: [usize; 3] = [FEATURE_COUNT, 48, 64];
+/// Names of the six destination-square stacks, in piece order P N B R Q K.
+pub const MOVEPRED_SQUARE_STACKS: [&str; 6] =
+    ["square.pawn", "square.knight", "square.bishop", "square.rook", "square.queen", "square.king"];
+/// Default evaluation net: a wide sparse first layer the engine updates incrementally,
+/// then small dense layers; one output, White's view.
+pub const VALUE_LAYERS: [usize; 4] = [FEATURE_COUNT, 256, 32, 1];
+
+/// The evaluation net's output `v` is a logit of White's expected score:
+/// `expected score = sigmoid(v)`, and `v × VALUE_CP_PER_LOGIT` is centipawns for UCI,
+/// using lichess's centipawn ↔ win-probability scale (`win = sigmoid(0.00368208 · cp)`).
+pub const VALUE_CP_PER_LOGIT: f32 = 1.0 / 0.003_682_08;
+
+/// Comparator outputs (after softmax): index 0 is the probability that the *first*
+/// position of the pair is the better one for White (the one from the game White won),
+/// index 1 that the second is.
+pub const COMPARATOR_FIRST_BETTER: usize = 0;
+
+/// Activation applied after every layer of a stack except the last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Activation {
+    /// max(0, x).
+    Relu,
+    /// x for x > 0, 0.01·x otherwise.
+    LeakyRelu,
+    /// min(max(0, x), 1).
+    ClippedRelu,
+}
+
+/// One stack of a network.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackSpec {
+    /// Tensor name prefix.
+    pub name: String,
+    /// Layer widths, input first.
+    pub layers: Vec<usize>,
+    /// Hidden activation.
+    pub activation: Activation,
+    /// Whether the activation follows the last layer too (the Pos2Vec code does; logits
+    /// and scores do not).
+    #[serde(default)]
+    pub final_activation: bool,
+}
+
+impl StackSpec {
+    /// A stack spec.
+    pub fn new(name: &str, layers: &[usize], activation: Activation) -> StackSpec {
+        StackSpec { name: name.to_string(), layers: layers.to_vec(), activation, final_activation: false }
+    }
+
+    /// The same stack with the activation after its last layer too.
+    pub fn with_final_activation(mut self) -> StackSpec {
+        self.final_activation = true;
+        self
+    }
+
+    /// The tensors this stack consists of, with their shapes.
+    pub fn tensors(&self) -> Vec<(String, Vec<usize>)> {
+        self.layers
+            .windows(2)
+            .enumerate()
+            .flat_map(|(i, w)| {
+                [
+                    (format!("{}.{i}.weight", self.name), vec![w[0], w[1]]),
+                    (format!("{}.{i}.bias", self.name), vec![w[1]]),
+                ]
+            })
+            .collect()
+    }
+
+    /// Input width.
+    pub fn input(&self) -> usize {
+        self.layers[0]
+    }
+
+    /// Output width.
+    pub fn output(&self) -> usize {
+        *self.layers.last().expect("a stack has layers")
+    }
+}
+
+/// The four kinds of model files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// Pos2Vec encoder (stack `encoder`).
+    Pos2vec,
+    /// Siamese comparator (stacks `encoder` and `head`).
+    Comparator,
+    /// Move predictors (stacks `piece` and `square.*`).
+    Movepred,
+    /// Evaluation net (stack `value`).
+    Value,
+}
+
+impl ModelKind {
+    /// All kinds.
+    pub const ALL: [ModelKind; 4] =
+        [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
+
+    /// File stem in `models/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Pos2vec => "pos2vec",
+            ModelKind::Comparator => "comparator",
+            ModelKind::Movepred => "movepred",
+            ModelKind::Value => "value",
+        }
+    }
+
+    /// The stacks of the standard architecture of this kind.
+    pub fn default_stacks(self) -> Vec<StackSpec> {
+        use Activation::*;
+        match self {
+            ModelKind::Pos2vec => vec![StackSpec::new("encoder", &POS2VEC_LAYERS, Relu).with_final_activation()],
+            ModelKind::Comparator => vec![
+                StackSpec::new("encoder", &POS2VEC_LAYERS, Relu).with_final_activation(),
+                StackSpec::new("head", &COMPARATOR_HEAD_LAYERS, Relu),
+            ],
+            ModelKind::Movepred => std::iter::once(StackSpec::new("piece", &MOVEPRED_PIECE_LAYERS, LeakyRelu))
+                .chain(MOVEPRED_SQUARE_STACKS.iter().map(|n| StackSpec::new(n, &MOVEPRED_SQUARE_LAYERS, LeakyRelu)))
+                .collect(),
+            ModelKind::Value => vec![StackSpec::new("value", &VALUE_LAYERS, ClippedRelu)],
+        }
+    }
+
+    /// Checks that `stacks` has the stacks this kind needs, wired together: names,
+    /// input and output widths (hidden widths are free).
+    pub fn check_stacks(self, stacks: &[StackSpec]) -> Result<(), String> {
+        let find = |name: &str| {
+            stacks.iter().find(|s| s.name == name).ok_or_else(|| format!("{} model has no stack `{name}`", self.name()))
+        };
+        let expect = |s: &StackSpec, input: usize, output: usize| {
+            if s.layers.len() < 2 || s.input() != input || s.output() != output {
+                Err(format!("stack `{}` has layers {:?}; expected input {input} and output {output}", s.name, s.layers))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            ModelKind::Pos2vec => {
+                let e = find("encoder")?;
+                if e.layers.len() < 2 || e.input() != FEATURE_COUNT {
+                    return Err(format!("stack `encoder` has layers {:?}; expected input {FEATURE_COUNT}", e.layers));
+                }
+            }
+            ModelKind::Comparator => {
+                let e = find("encoder")?;
+                if e.layers.len() < 2 || e.input() != FEATURE_COUNT {
+                    return Err(format!("stack `encoder` has layers {:?}; expected input {FEATURE_COUNT}", e.layers));
+                }
+                expect(find("head")?, 2 * e.output(), 2)?;
+            }
+            ModelKind::Movepred => {
+                expect(find("piece")?, FEATURE_COUNT, 6)?;
+                for name in MOVEPRED_SQUARE_STACKS {
+                    expect(find(name)?, FEATURE_COUNT, 64)?;
+                }
+            }
+            ModelKind::Value => expect(find("value")?, FEATURE_COUNT, 1)?,
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_stacks_pass_their_own_check() {
+        for kind in ModelKind::ALL {
+            kind.check_stacks(&kind.default_stacks()).unwrap();
+        }
+        let enc = &ModelKind::Pos2vec.default_stacks()[0];
+        assert_eq!(enc.tensors()[0], ("encoder.0.weight".to_string(), vec![773, 600]));
+        assert_eq!(enc.tensors()[7], ("encoder.3.bias".to_string(), vec![100]));
+    }
+
+    #[test]
+    fn miswired_stacks_are_rejected() {
+        let mut stacks = ModelKind::Comparator.default_stacks();
+        stacks[1].layers[0] = 100;
+        let err = ModelKind::Comparator.check_stacks(&stacks).unwrap_err();
+        assert!(err.contains("head") && err.contains("200"), "{err}");
+        assert!(ModelKind::Value.check_stacks(&[]).unwrap_err().contains("no stack `value`"));
+    }
+}

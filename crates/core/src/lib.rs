@@ -1,0 +1,18 @@
+//! Shared foundations of deepchess: the 773-feature position encoding, move-predictor
+//! labels, the fixed-size dataset records and files, and the model file format with the
+//! network shapes the trainer and the engine agree on. No training framework here.
+
+pub mod arch;
+pub mod atomic;
+pub mod dataset;
+pub mod features;
+pub mod model;
+pub mod move_label;
+pub mod record;
+
+pub use arch::{Activation, ModelKind, StackSpec};
+pub use dataset::{Content, Dataset, DatasetWriter, Split};
+pub use features::{FEATURE_COUNT, SparseFeatures};
+pub use model::{Model, ModelCard, ModelError};
+pub use move_label::MoveLabel;
+pub use record::{GameInfo, PlayedMove, Record};

@@ -1,0 +1,367 @@
+//! Model files: weights in safetensors (f32) plus a JSON model card.
+//!
+//! A model `NAME` is the pair `NAME.safetensors` + `NAME.json`. The card records the
+//! architecture (the [`StackSpec`]s and every tensor's shape), the data it was trained
+//! on, hyper-parameters, epochs, validation metrics and the git commit. Loading checks
+//! every tensor the architecture needs against the file and names any that is missing
+//! or has the wrong shape.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+use serde::{Deserialize, Serialize};
+
+use crate::arch::{ModelKind, StackSpec};
+use crate::atomic::write_atomic;
+
+/// Value of [`ModelCard::format`].
+pub const CARD_FORMAT: &str = "deepchess-model";
+/// Current card format version.
+pub const CARD_VERSION: u32 = 1;
+
+/// A tensor's name and shape as listed in the card.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorShape {
+    /// Tensor name.
+    pub name: String,
+    /// Shape.
+    pub shape: Vec<usize>,
+}
+
+/// The JSON model card.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelCard {
+    /// Always [`CARD_FORMAT`].
+    pub format: String,
+    /// Card format version.
+    pub format_version: u32,
+    /// What the model is.
+    pub kind: ModelKind,
+    /// The architecture.
+    pub stacks: Vec<StackSpec>,
+    /// Every tensor with its shape (derived from `stacks`, listed for readers).
+    pub tensors: Vec<TensorShape>,
+    /// How to read the outputs (for example the value net's centipawn scale).
+    #[serde(default)]
+    pub output: serde_json::Value,
+    /// Training data: source files and counts.
+    #[serde(default)]
+    pub data: serde_json::Value,
+    /// Hyper-parameters of the training run.
+    #[serde(default)]
+    pub hyperparameters: serde_json::Value,
+    /// Epochs trained.
+    #[serde(default)]
+    pub epochs: u32,
+    /// Validation metrics.
+    #[serde(default)]
+    pub metrics: serde_json::Value,
+    /// Git commit of the code that trained it.
+    #[serde(default)]
+    pub git_commit: Option<String>,
+}
+
+impl ModelCard {
+    /// A card for `stacks` with empty training metadata.
+    pub fn new(kind: ModelKind, stacks: Vec<StackSpec>) -> ModelCard {
+        let tensors = stacks
+            .iter()
+            .flat_map(StackSpec::tensors)
+            .map(|(name, shape)| TensorShape { name, shape })
+            .collect();
+        ModelCard {
+            format: CARD_FORMAT.into(),
+            format_version: CARD_VERSION,
+            kind,
+            stacks,
+            tensors,
+            output: serde_json::Value::Null,
+            data: serde_json::Value::Null,
+            hyperparameters: serde_json::Value::Null,
+            epochs: 0,
+            metrics: serde_json::Value::Null,
+            git_commit: None,
+        }
+    }
+}
+
+/// Errors loading or saving a model; each names the file it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// File could not be read or written.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Card is not valid JSON of the expected form.
+    #[error("{file}: invalid model card: {reason}")]
+    Card {
+        /// The card file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Weights file is not valid safetensors.
+    #[error("{file}: invalid safetensors: {reason}")]
+    Weights {
+        /// The weights file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A tensor the architecture needs is absent.
+    #[error("{file}: missing tensor `{name}` (expected shape {expected:?})")]
+    MissingTensor {
+        /// The weights file.
+        file: String,
+        /// Tensor name.
+        name: String,
+        /// Shape the architecture requires.
+        expected: Vec<usize>,
+    },
+    /// A tensor has another shape or type than the architecture needs.
+    #[error("{file}: tensor `{name}` has shape {found:?} {dtype}, expected {expected:?} F32")]
+    WrongShape {
+        /// The weights file.
+        file: String,
+        /// Tensor name.
+        name: String,
+        /// Shape the architecture requires.
+        expected: Vec<usize>,
+        /// Shape in the file.
+        found: Vec<usize>,
+        /// Data type in the file.
+        dtype: String,
+    },
+}
+
+/// A loaded model: its card and its tensors (f32, row-major).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// The card.
+    pub card: ModelCard,
+    tensors: BTreeMap<String, Vec<f32>>,
+}
+
+/// One fully connected layer's parameters, borrowed from a [`Model`].
+#[derive(Clone, Copy, Debug)]
+pub struct LayerRef<'a> {
+    /// Input width.
+    pub inputs: usize,
+    /// Output width.
+    pub outputs: usize,
+    /// Weights `[inputs, outputs]`, row-major.
+    pub weight: &'a [f32],
+    /// Biases `[outputs]`.
+    pub bias: &'a [f32],
+}
+
+impl Model {
+    /// Builds a model from a card and tensors, checking every tensor the card's stacks need.
+    pub fn new(card: ModelCard, tensors: BTreeMap<String, Vec<f32>>) -> Result<Model, ModelError> {
+        let file = format!("{} model", card.kind.name());
+        check_card(&card, &file)?;
+        for (name, shape) in card.stacks.iter().flat_map(StackSpec::tensors) {
+            match tensors.get(&name) {
+                None => return Err(ModelError::MissingTensor { file, name, expected: shape }),
+                Some(v) if v.len() != shape.iter().product::<usize>() => {
+                    return Err(ModelError::WrongShape {
+                        file,
+                        name,
+                        expected: shape,
+                        found: vec![v.len()],
+                        dtype: "F32".into(),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(Model { card, tensors })
+    }
+
+    /// Parses a card and a safetensors buffer. `origin` names them in errors (a path or
+    /// "embedded default").
+    pub fn from_bytes(card_json: &[u8], weights: &[u8], origin: &str) -> Result<Model, ModelError> {
+        let card_file = format!("{origin}.json");
+        let weights_file = format!("{origin}.safetensors");
+        let card: ModelCard = serde_json::from_slice(card_json)
+            .map_err(|e| ModelError::Card { file: card_file.clone(), reason: e.to_string() })?;
+        check_card(&card, &card_file)?;
+        let st = SafeTensors::deserialize(weights)
+            .map_err(|e| ModelError::Weights { file: weights_file.clone(), reason: e.to_string() })?;
+        let mut tensors = BTreeMap::new();
+        for (name, shape) in card.stacks.iter().flat_map(StackSpec::tensors) {
+            let view = st.tensor(&name).map_err(|_| ModelError::MissingTensor {
+                file: weights_file.clone(),
+                name: name.clone(),
+                expected: shape.clone(),
+            })?;
+            if view.dtype() != Dtype::F32 || view.shape() != shape.as_slice() {
+                return Err(ModelError::WrongShape {
+                    file: weights_file,
+                    name,
+                    expected: shape,
+                    found: view.shape().to_vec(),
+                    dtype: format!("{:?}", view.dtype()),
+                });
+            }
+            let values = view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect();
+            tensors.insert(name, values);
+        }
+        Ok(Model { card, tensors })
+    }
+
+    /// Loads `dir/NAME.json` and `dir/NAME.safetensors` where NAME is the kind's name.
+    pub fn load(dir: &Path, kind: ModelKind) -> Result<Model, ModelError> {
+        let base = dir.join(kind.name());
+        let read = |ext: &str| {
+            let path = base.with_extension(ext);
+            std::fs::read(&path).map_err(|source| ModelError::Io { file: path.display().to_string(), source })
+        };
+        let model = Model::from_bytes(&read("json")?, &read("safetensors")?, &base.display().to_string())?;
+        if model.card.kind != kind {
+            return Err(ModelError::Card {
+                file: base.with_extension("json").display().to_string(),
+                reason: format!("card says kind `{}`, expected `{}`", model.card.kind.name(), kind.name()),
+            });
+        }
+        Ok(model)
+    }
+
+    /// Serialises the weights to safetensors bytes.
+    pub fn weights_bytes(&self) -> Result<Vec<u8>, ModelError> {
+        let bytes: BTreeMap<&str, (Vec<usize>, Vec<u8>)> = self
+            .card
+            .stacks
+            .iter()
+            .flat_map(StackSpec::tensors)
+            .map(|(name, shape)| {
+                let (key, values) = self.tensors.get_key_value(&name).expect("checked on construction");
+                (key.as_str(), (shape, values.iter().flat_map(|v| v.to_le_bytes()).collect()))
+            })
+            .collect();
+        let views = bytes.iter().map(|(name, (shape, data))| {
+            (*name, TensorView::new(Dtype::F32, shape.clone(), data).expect("shape matches data"))
+        });
+        safetensors::serialize(views, None)
+            .map_err(|e| ModelError::Weights { file: self.card.kind.name().into(), reason: e.to_string() })
+    }
+
+    /// Writes `dir/NAME.safetensors` and `dir/NAME.json` atomically (NAME = kind name).
+    pub fn save(&self, dir: &Path) -> Result<(), ModelError> {
+        let base = dir.join(self.card.kind.name());
+        let io = |path: &Path| {
+            let file = path.display().to_string();
+            move |source| ModelError::Io { file, source }
+        };
+        let weights = base.with_extension("safetensors");
+        write_atomic(&weights, &self.weights_bytes()?).map_err(io(&weights))?;
+        let card = base.with_extension("json");
+        let json = serde_json::to_vec_pretty(&self.card).expect("card serialises");
+        write_atomic(&card, &json).map_err(io(&card))
+    }
+
+    /// A tensor by name.
+    pub fn tensor(&self, name: &str) -> Option<&[f32]> {
+        self.tensors.get(name).map(Vec::as_slice)
+    }
+
+    /// The stack named `name`.
+    pub fn stack(&self, name: &str) -> Option<&StackSpec> {
+        self.card.stacks.iter().find(|s| s.name == name)
+    }
+
+    /// Layer `index` of stack `name`.
+    pub fn layer(&self, name: &str, index: usize) -> Option<LayerRef<'_>> {
+        let stack = self.stack(name)?;
+        let (inputs, outputs) = (*stack.layers.get(index)?, *stack.layers.get(index + 1)?);
+        Some(LayerRef {
+            inputs,
+            outputs,
+            weight: self.tensor(&format!("{name}.{index}.weight"))?,
+            bias: self.tensor(&format!("{name}.{index}.bias"))?,
+        })
+    }
+
+    /// All layers of stack `name`, input first.
+    pub fn layers(&self, name: &str) -> Option<Vec<LayerRef<'_>>> {
+        let n = self.stack(name)?.layers.len() - 1;
+        (0..n).map(|i| self.layer(name, i)).collect()
+    }
+}
+
+fn check_card(card: &ModelCard, file: &str) -> Result<(), ModelError> {
+    let err = |reason: String| ModelError::Card { file: file.to_string(), reason };
+    if card.format != CARD_FORMAT || card.format_version != CARD_VERSION {
+        return Err(err(format!(
+            "format `{}` version {}, expected `{CARD_FORMAT}` version {CARD_VERSION}",
+            card.format, card.format_version
+        )));
+    }
+    card.kind.check_stacks(&card.stacks).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Activation;
+
+    fn tiny() -> Model {
+        let stacks = vec![StackSpec::new("value", &[773, 4, 1], Activation::ClippedRelu)];
+        let card = ModelCard::new(ModelKind::Value, stacks.clone());
+        let tensors = stacks[0]
+            .tensors()
+            .into_iter()
+            .map(|(n, s)| {
+                let len = s.iter().product::<usize>();
+                (n, (0..len).map(|i| i as f32 * 0.001 - 0.5).collect())
+            })
+            .collect();
+        Model::new(card, tensors).unwrap()
+    }
+
+    #[test]
+    fn save_load_round_trip_is_bit_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny();
+        model.save(dir.path()).unwrap();
+        let back = Model::load(dir.path(), ModelKind::Value).unwrap();
+        assert_eq!(back, model);
+        let layer = back.layer("value", 1).unwrap();
+        assert_eq!((layer.inputs, layer.outputs, layer.weight.len()), (4, 1, 4));
+    }
+
+    #[test]
+    fn missing_or_misshapen_tensors_are_named() {
+        let model = tiny();
+        let weights = model.weights_bytes().unwrap();
+        let mut card = model.card.clone();
+        card.stacks[0].layers = vec![773, 8, 1];
+        let json = serde_json::to_vec(&card).unwrap();
+        let err = Model::from_bytes(&json, &weights, "m/value").unwrap_err().to_string();
+        assert!(err.contains("value.0.weight") && err.contains("[773, 8]") && err.contains("[773, 4]"), "{err}");
+
+        let st = SafeTensors::deserialize(&weights).unwrap();
+        let partial = safetensors::serialize(st.tensors().into_iter().filter(|(n, _)| n != "value.1.bias"), None);
+        let json = serde_json::to_vec(&model.card).unwrap();
+        let err = Model::from_bytes(&json, &partial.unwrap(), "m/value").unwrap_err().to_string();
+        assert!(err.contains("missing tensor `value.1.bias`") && err.contains("[1]"), "{err}");
+        let mut tensors = model.tensors.clone();
+        tensors.remove("value.0.bias");
+        let err = Model::new(model.card.clone(), tensors).unwrap_err().to_string();
+        assert!(err.contains("missing tensor `value.0.bias`"), "{err}");
+
+        let err = Model::from_bytes(b"{", &weights, "m/value").unwrap_err().to_string();
+        assert!(err.contains("m/value.json"), "{err}");
+        let err = Model::from_bytes(&json, &weights[..weights.len() - 3], "m/value").unwrap_err().to_string();
+        assert!(err.contains("m/value.safetensors"), "{err}");
+    }
+}

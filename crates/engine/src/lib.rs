@@ -1,0 +1,1 @@
+//! deepchess engine: network inference, searches and the UCI protocol (issue 3).

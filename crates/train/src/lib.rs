@@ -1,0 +1,4 @@
+//! deepchess training side: PGN ingestion into datasets.
+
+pub mod pgn;
+pub mod prepare;
