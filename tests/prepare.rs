@@ -1,1 +1,252 @@
+//! End-to-end tests of `deepchess prepare`: the binary on real PGN text, compressed and
+//! plain, bad input, the by-game split, and the overwrite guard.
 
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use deepchess_core::dataset::{Content, Dataset, Split, file_name};
+use serde_json::Value;
+use shakmaty::san::San;
+use shakmaty::{Chess, Color, Position};
+
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/sample.pgn");
+
+fn deepchess(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_deepchess")).args(args).output().expect("run deepchess")
+}
+
+fn prepare(inputs: &[&Path], out: &Path, extra: &[&str]) -> Output {
+    let mut args: Vec<String> = vec!["prepare".into(), "--pgn".into()];
+    args.extend(inputs.iter().map(|p| p.display().to_string()));
+    args.extend(["--out".into(), out.display().to_string()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    deepchess(&args)
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn compress(plain: &[u8], path: &Path) {
+    let file = std::fs::File::create(path).unwrap();
+    match path.extension().unwrap().to_str().unwrap() {
+        "gz" => {
+            let mut w = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            w.write_all(plain).unwrap();
+            w.finish().unwrap();
+        }
+        "zst" => {
+            let mut w = zstd::Encoder::new(file, 3).unwrap();
+            w.write_all(plain).unwrap();
+            w.finish().unwrap();
+        }
+        "bz2" => {
+            let mut w = bzip2::write::BzEncoder::new(file, bzip2::Compression::default());
+            w.write_all(plain).unwrap();
+            w.finish().unwrap();
+        }
+        other => panic!("unknown extension {other}"),
+    }
+}
+
+#[test]
+fn sample_summary_matches_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds");
+    let o = prepare(&[Path::new(SAMPLE)], &out, &["--verbose"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    assert_eq!(s["games_read"], 6);
+    assert_eq!(s["games_used"], 5);
+    assert_eq!(s["skipped"]["illegal_move"], 1);
+    assert_eq!((s["white_wins"].as_u64(), s["black_wins"].as_u64(), s["draws"].as_u64()), (Some(3), Some(2), Some(1)));
+    // The illegal game is named on stderr with its header.
+    let err = stderr(&o);
+    assert!(err.contains("game 4 skipped (illegal_move)") && err.contains("I - J"), "{err}");
+    // Moves: every move of every used game. Opera 33, Fool 4, Ruy 20, ep/promo 23, endgame 9.
+    let moves = s["moves"]["train"].as_u64().unwrap() + s["moves"]["validation"].as_u64().unwrap();
+    assert_eq!(moves, 33 + 4 + 20 + 23 + 9);
+    // Positions: decisive games only, ply >= 10, not before a capture, final positions kept.
+    let mut positions = 0;
+    for split in Split::ALL {
+        let d = Dataset::open(&out.join(file_name(Content::Positions, split))).unwrap();
+        assert_eq!(d.split(), split);
+        for r in d.iter() {
+            assert!(r.ply() >= 10);
+            assert_ne!(r.result(), 0);
+            assert!(!r.played().unwrap().is_some_and(|p| p.capture));
+            r.position().expect("stored positions are legal");
+            positions += 1;
+        }
+    }
+    let listed = s["positions"]["train"].as_u64().unwrap() + s["positions"]["validation"].as_u64().unwrap();
+    assert_eq!(positions, listed);
+    assert!(positions > 20);
+}
+
+#[test]
+fn compressed_inputs_give_identical_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(SAMPLE).unwrap();
+    let reference = dir.path().join("plain");
+    assert!(prepare(&[Path::new(SAMPLE)], &reference, &[]).status.success());
+    for ext in ["pgn.gz", "pgn.zst", "pgn.bz2"] {
+        let input = dir.path().join(format!("sample.{ext}"));
+        compress(&plain, &input);
+        let out = dir.path().join(ext);
+        let o = prepare(&[&input], &out, &[]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        for content in Content::ALL {
+            for split in Split::ALL {
+                let name = file_name(content, split);
+                assert_eq!(std::fs::read(out.join(&name)).unwrap(), std::fs::read(reference.join(&name)).unwrap(), "{ext} {name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn truncated_or_corrupt_streams_name_the_file_and_games_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = random_games(400, 7);
+    for ext in ["pgn.gz", "pgn.zst", "pgn.bz2"] {
+        let full = dir.path().join(format!("full.{ext}"));
+        compress(games.as_bytes(), &full);
+        let bytes = std::fs::read(&full).unwrap();
+        let cut = dir.path().join(format!("cut.{ext}"));
+        std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        let out = dir.path().join(format!("out-{ext}"));
+        let o = prepare(&[&cut], &out, &[]);
+        assert!(!o.status.success(), "{ext}: a truncated stream must fail");
+        let err = stderr(&o);
+        assert!(err.contains(&cut.display().to_string()) && err.contains("complete games"), "{ext}: {err}");
+        assert!(!out.exists(), "{ext}: no partial output directory");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp-")).collect();
+        assert!(leftovers.is_empty(), "{ext}: temporary directory left behind");
+
+        let mut corrupt = bytes.clone();
+        let mid = corrupt.len() / 2;
+        for b in &mut corrupt[mid..mid + 64] {
+            *b ^= 0x5a;
+        }
+        let bad = dir.path().join(format!("bad.{ext}"));
+        std::fs::write(&bad, &corrupt).unwrap();
+        let o = prepare(&[&bad], &out, &[]);
+        assert!(!o.status.success(), "{ext}: a corrupt stream must fail");
+        assert!(stderr(&o).contains("bad."), "{ext}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn missing_file_and_existing_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = prepare(&[&dir.path().join("nope.pgn")], &dir.path().join("x"), &[]);
+    assert!(!o.status.success() && stderr(&o).contains("nope.pgn"), "{}", stderr(&o));
+
+    let out = dir.path().join("ds");
+    assert!(prepare(&[Path::new(SAMPLE)], &out, &[]).status.success());
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    let o = prepare(&[Path::new(SAMPLE)], &out, &["--draws"]);
+    assert!(!o.status.success() && stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before, "untouched without --force");
+    let o = prepare(&[Path::new(SAMPLE)], &out, &["--draws", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&out)["options"]["draws"], true);
+    let o = prepare(&[Path::new(SAMPLE)], &dir.path().join("y"), &["--validation-fraction", "2"]);
+    assert!(!o.status.success() && stderr(&o).contains("--validation-fraction"), "{}", stderr(&o));
+}
+
+#[test]
+fn random_bytes_are_handled_without_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut state = 0x1234_5678_9abc_def0u64;
+    for i in 0..4 {
+        let mut bytes = Vec::new();
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            bytes.push(if i % 2 == 0 { state as u8 } else { b"[]{}()\"\n 1.e4Nf3-0/*;%"[(state % 22) as usize] });
+        }
+        let input = dir.path().join(format!("noise{i}.pgn"));
+        std::fs::write(&input, &bytes).unwrap();
+        let o = prepare(&[&input], &dir.path().join(format!("o{i}")), &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+/// Random legal games (seeded), as PGN with results and evals.
+fn random_games(count: usize, seed: u64) -> String {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut pgn = String::new();
+    for g in 0..count {
+        let result = ["1-0", "0-1", "1/2-1/2"][(next() % 3) as usize];
+        pgn += &format!("[Event \"random {g}\"]\n[White \"w{g}\"]\n[Black \"b{g}\"]\n[Result \"{result}\"]\n\n");
+        let mut pos = Chess::default();
+        for ply in 0..(20 + next() % 60) {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[(next() % moves.len() as u64) as usize];
+            if pos.turn() == Color::White {
+                pgn += &format!("{}. ", ply / 2 + 1);
+            }
+            pgn += &format!("{} {{[%eval {:.2}]}} ", San::from_move(&pos, m), (next() % 200) as f64 / 100.0 - 1.0);
+            pos.play_unchecked(m);
+        }
+        pgn += &format!("{result}\n\n");
+    }
+    pgn
+}
+
+#[test]
+fn split_is_by_game_deterministic_and_about_ten_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("random.pgn");
+    std::fs::write(&input, random_games(600, 1)).unwrap();
+    let run = |name: &str, extra: &[&str]| -> PathBuf {
+        let out = dir.path().join(name);
+        let o = prepare(&[&input], &out, extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out
+    };
+    let a = run("a", &["--draws", "--keep-captures", "--skip-moves", "0"]);
+    let mut games_of: HashMap<Split, BTreeSet<u32>> = HashMap::new();
+    for content in Content::ALL {
+        for split in Split::ALL {
+            let d = Dataset::open(&a.join(file_name(content, split))).unwrap();
+            games_of.entry(split).or_default().extend(d.iter().map(|r| r.game()));
+        }
+    }
+    let (train, val) = (&games_of[&Split::Train], &games_of[&Split::Validation]);
+    assert!(train.is_disjoint(val), "a game on both sides of the split");
+    assert_eq!(train.len() + val.len(), 600);
+    assert!((35..=90).contains(&val.len()), "validation games: {}", val.len());
+    // With every position kept, positions and moves hold the same games per split.
+    let s = summary(&a);
+    assert_eq!(s["games"]["validation"].as_u64().unwrap() as usize, val.len());
+    // Deterministic: a second run gives identical files; another seed another split.
+    let b = run("b", &["--draws", "--keep-captures", "--skip-moves", "0", "--threads", "1"]);
+    let c = run("c", &["--draws", "--keep-captures", "--skip-moves", "0", "--split-seed", "9"]);
+    let name = file_name(Content::Moves, Split::Validation);
+    assert_eq!(std::fs::read(a.join(&name)).unwrap(), std::fs::read(b.join(&name)).unwrap());
+    assert_ne!(std::fs::read(a.join(&name)).unwrap(), std::fs::read(c.join(&name)).unwrap());
+    // Every eval comment was read: random games carry one per move.
+    let d = Dataset::open(&a.join(file_name(Content::Positions, Split::Train))).unwrap();
+    assert!(d.iter().filter(|r| r.ply() > 0).all(|r| r.eval().is_some()));
+}

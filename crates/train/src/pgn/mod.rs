@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn random_bytes_never_panic() {
         use proptest::prelude::*;
-        let base = include_bytes!("../../tests/data/sample.pgn");
+        let base = include_bytes!("../../../../tests/data/sample.pgn");
         proptest!(ProptestConfig { cases: 300, ..ProptestConfig::default() }, |(noise in proptest::collection::vec(any::<u8>(), 0..400), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..40))| {
             let _ = parse_batch(&noise, OPTIONS);
             let mut mutated = base.to_vec();
