@@ -250,3 +250,27 @@ fn split_is_by_game_deterministic_and_about_ten_percent() {
     let d = Dataset::open(&a.join(file_name(Content::Positions, Split::Train))).unwrap();
     assert!(d.iter().filter(|r| r.ply() > 0).all(|r| r.eval().is_some()));
 }
+
+#[test]
+fn min_elo_and_keep_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("elo");
+    let o = prepare(&[Path::new(SAMPLE)], &out, &["--min-elo", "2000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    // Only the Ruy Lopez (2500/2450) has both ratings at 2000 or more; Morphy's opponent is 1900.
+    assert_eq!(s["games_below_min_elo"], 4);
+    assert_eq!(s["moves"]["train"].as_u64().unwrap() + s["moves"]["validation"].as_u64().unwrap(), 20);
+
+    let out = dir.path().join("trunc");
+    let o = prepare(&[Path::new(SAMPLE)], &out, &["--keep-truncated", "--skip-moves", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    assert_eq!((s["truncated"].as_u64(), s["skipped"]["illegal_move"].as_u64(), s["games_used"].as_u64()), (Some(1), Some(0), Some(6)));
+    // The illegal game (game 4) keeps its four legal moves.
+    let moves: usize = Split::ALL
+        .iter()
+        .map(|&split| Dataset::open(&out.join(file_name(Content::Moves, split))).unwrap().iter().filter(|r| r.game() == 4).count())
+        .sum();
+    assert_eq!(moves, 4);
+}

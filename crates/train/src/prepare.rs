@@ -383,10 +383,10 @@ fn read_input(
             loop {
                 let next = batches.next_batch().transpose();
                 let stop = !matches!(next, Some(Ok(_)));
-                if let Some(item) = next {
-                    if tx.send(item).is_err() {
-                        break;
-                    }
+                if let Some(item) = next
+                    && tx.send(item).is_err()
+                {
+                    break;
                 }
                 if stop {
                     break;
