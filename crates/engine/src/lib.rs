@@ -3,3 +3,5 @@
 //! * [`nn`]: plain-Rust inference of the comparator, move predictors and evaluation net.
 
 pub mod nn;
+pub mod game;
+pub mod search;
