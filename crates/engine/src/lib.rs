@@ -5,3 +5,4 @@
 pub mod nn;
 pub mod game;
 pub mod search;
+pub mod bench;

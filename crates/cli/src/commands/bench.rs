@@ -1,10 +1,65 @@
-//! `deepchess bench` (issue 3).
+//! `deepchess bench`: search and network benchmarks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use deepchess_engine::bench::{BENCH_DEPTH, nn_bench, search_bench};
+use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess bench`.
 #[derive(clap::Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// What to measure; without a mode, the search bench.
+    #[command(subcommand)]
+    mode: Option<BenchMode>,
+    /// Directory with comparator/movepred/value models (default: the embedded ones).
+    #[arg(long, global = true)]
+    models: Option<PathBuf>,
+}
+
+/// Benchmark modes.
+#[derive(clap::Subcommand)]
+enum BenchMode {
+    /// Evaluation search over fixed positions to a fixed depth, one thread; prints a
+    /// deterministic node count (last line `nodes=<n> nps=<n>`).
+    Search {
+        /// Search depth in plies.
+        #[arg(long, default_value_t = BENCH_DEPTH)]
+        depth: u32,
+    },
+    /// Single-thread throughput of each network.
+    Nn {
+        /// Seconds spent on each measurement.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+    },
+}
 
 /// Runs `deepchess bench`.
-pub fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    super::pending("bench", 3)
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
+    match args.mode.unwrap_or(BenchMode::Search { depth: BENCH_DEPTH }) {
+        BenchMode::Search { depth } => {
+            let (nodes, elapsed) = search_bench(&networks, depth, |p| {
+                println!(
+                    "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",
+                    p.fen,
+                    p.result.depth,
+                    p.result.nodes,
+                    p.elapsed.as_secs_f64() * 1000.0,
+                    deepchess_engine::search::uci_move(&p.result.best)
+                );
+            });
+            let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+            println!("nodes={nodes} nps={nps}");
+        }
+        BenchMode::Nn { seconds } => {
+            anyhow::ensure!(seconds.is_finite() && seconds > 0.0, "--seconds must be positive, got {seconds}");
+            for t in nn_bench(&networks, Duration::from_secs_f64(seconds)) {
+                println!("{:>12.0}  {}", t.per_second, t.name);
+            }
+        }
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@ use deepchess_core::arch::COMPARATOR_FIRST_BETTER;
 use deepchess_core::{Model, SparseFeatures};
 
 use super::kernels::accumulate_rows;
-use super::{NetworkError, Scratch, Stack};
+use super::{NetworkError, Precision, Scratch, Stack};
 
 /// Encoder + head.
 #[derive(Clone, Debug)]
@@ -29,9 +29,13 @@ pub struct Code {
 }
 
 impl Comparator {
-    /// Reads stacks `encoder` and `head` of `model`.
-    pub fn from_model(model: &Model) -> Result<Comparator, NetworkError> {
-        Ok(Comparator { encoder: Stack::from_model(model, "encoder")?, head: Stack::from_model(model, "head")? })
+    /// Reads stacks `encoder` and `head` of `model`, keeping their dense layers in
+    /// `precision` (the engine uses bfloat16: the comparator is bound by memory traffic).
+    pub fn from_model(model: &Model, precision: Precision) -> Result<Comparator, NetworkError> {
+        Ok(Comparator {
+            encoder: Stack::with_precision(model, "encoder", precision)?,
+            head: Stack::with_precision(model, "head", precision)?,
+        })
     }
 
     /// Width of a Pos2Vec code.

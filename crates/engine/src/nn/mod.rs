@@ -16,7 +16,7 @@ use deepchess_core::{Model, ModelError, ModelKind};
 pub use comparator::{Code, Comparator};
 pub use movepred::MovePredictor;
 pub use random::random_model;
-pub use stack::{Scratch, Stack};
+pub use stack::{Precision, Scratch, Stack};
 pub use value::{Accumulator, ValueNet, logit_to_cp};
 
 /// Errors turning model files into networks.
@@ -99,13 +99,18 @@ impl Networks {
         )
     }
 
+    /// The networks in `dir`, or the embedded defaults for `None`.
+    pub fn load_or_embedded(dir: Option<&Path>) -> Result<Networks, NetworkError> {
+        dir.map_or_else(Networks::embedded, Networks::load)
+    }
+
     /// Builds the networks from loaded models.
     pub fn from_models(comparator: &Model, movepred: &Model, value: &Model) -> Result<Networks, NetworkError> {
         check_kind(comparator, ModelKind::Comparator, "comparator model")?;
         check_kind(movepred, ModelKind::Movepred, "movepred model")?;
         check_kind(value, ModelKind::Value, "value model")?;
         Ok(Networks {
-            comparator: Comparator::from_model(comparator)?,
+            comparator: Comparator::from_model(comparator, Precision::Bf16Dense)?,
             movepred: MovePredictor::from_model(movepred)?,
             value: ValueNet::from_model(value)?,
         })

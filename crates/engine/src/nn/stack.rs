@@ -4,7 +4,18 @@ use deepchess_core::model::LayerRef;
 use deepchess_core::{Activation, Model};
 
 use super::NetworkError;
-use super::kernels::{accumulate_rows, dense_forward};
+use super::kernels::{Bf16, accumulate_rows, dense_forward};
+
+/// How a stack stores the weights of its dense layers (all but the first, sparse one,
+/// whose rows also feed incremental accumulators and stay f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// f32 everywhere.
+    #[default]
+    F32,
+    /// bfloat16 weights in the dense layers (f32 arithmetic): half the memory traffic.
+    Bf16Dense,
+}
 
 /// One fully connected layer: `[inputs, outputs]` row-major weights and biases.
 #[derive(Clone, Debug)]
@@ -17,6 +28,8 @@ pub struct Layer {
     pub weight: Vec<f32>,
     /// Biases.
     pub bias: Vec<f32>,
+    /// The weights in bfloat16, used instead of `weight` when present.
+    pub bf16: Option<Vec<Bf16>>,
 }
 
 impl Layer {
@@ -26,6 +39,15 @@ impl Layer {
             outputs: layer.outputs,
             weight: layer.weight.to_vec(),
             bias: layer.bias.to_vec(),
+            bf16: None,
+        }
+    }
+
+    /// `out = bias + input · W` with the stored precision.
+    fn forward(&self, out: &mut [f32], input: &[f32]) {
+        match &self.bf16 {
+            Some(weight) => dense_forward(out, &self.bias, weight, input),
+            None => dense_forward(out, &self.bias, &self.weight, input),
         }
     }
 
@@ -55,14 +77,25 @@ pub struct Stack {
 }
 
 impl Stack {
-    /// Copies stack `name` out of `model`.
+    /// Copies stack `name` out of `model` in f32.
     pub fn from_model(model: &Model, name: &str) -> Result<Stack, NetworkError> {
+        Stack::with_precision(model, name, Precision::F32)
+    }
+
+    /// Copies stack `name` out of `model`, storing its dense layers in `precision`.
+    pub fn with_precision(model: &Model, name: &str, precision: Precision) -> Result<Stack, NetworkError> {
         let missing = || NetworkError::MissingStack { kind: model.card.kind.name(), stack: name.to_string() };
         let spec = model.stack(name).ok_or_else(missing)?;
         let layers = model.layers(name).ok_or_else(missing)?;
+        let mut layers: Vec<Layer> = layers.into_iter().map(Layer::from_ref).collect();
+        if precision == Precision::Bf16Dense {
+            for layer in layers.iter_mut().skip(1) {
+                layer.bf16 = Some(layer.weight.iter().map(|&w| Bf16::from_f32(w)).collect());
+            }
+        }
         Ok(Stack {
             name: name.to_string(),
-            layers: layers.into_iter().map(Layer::from_ref).collect(),
+            layers,
             activation: spec.activation,
             final_activation: spec.final_activation,
         })
@@ -114,8 +147,7 @@ impl Stack {
 
     /// Full forward pass for a dense input.
     pub fn forward_dense<'s>(&self, input: &[f32], scratch: &'s mut Scratch) -> &'s [f32] {
-        let layer = &self.layers[0];
-        self.forward_with(scratch, |a| dense_forward(a, &layer.bias, &layer.weight, input))
+        self.forward_with(scratch, |a| self.layers[0].forward(a, input))
     }
 
     /// Runs layers 1.. on the first layer's pre-activation held in `scratch.a`.
@@ -127,7 +159,7 @@ impl Stack {
         }
         for (i, layer) in self.layers.iter().enumerate().skip(1) {
             b.resize(layer.outputs, 0.0);
-            dense_forward(b, &layer.bias, &layer.weight, a);
+            layer.forward(b, a);
             if i < last || self.final_activation {
                 activate(self.activation, b);
             }

@@ -61,7 +61,7 @@ fn close(a: &[f32], b: &[f32], tolerance: f32) {
 #[test]
 fn comparator_matches_naive_implementation() {
     let model = random_model(ModelKind::Comparator, 7);
-    let comparator = Comparator::from_model(&model).unwrap();
+    let comparator = Comparator::from_model(&model, Precision::F32).unwrap();
     let mut scratch = Scratch::default();
     let positions = random_game(1, 40);
     let codes: Vec<Code> =
@@ -77,6 +77,30 @@ fn comparator_matches_naive_implementation() {
         let full = comparator.compare_codes(&pair[0].code, &pair[1].code, &mut scratch);
         assert!((projected - expected).abs() < 1e-4 && (full - expected).abs() < 1e-4, "{projected} {full} {expected}");
     }
+}
+
+#[test]
+fn bf16_comparator_agrees_with_f32() {
+    let model = random_model(ModelKind::Comparator, 8);
+    let exact = Comparator::from_model(&model, Precision::F32).unwrap();
+    let fast = Comparator::from_model(&model, Precision::Bf16Dense).unwrap();
+    let mut scratch = Scratch::default();
+    let positions = random_game(9, 120);
+    let code = |c: &Comparator, p: &Chess, s: &mut Scratch| c.code(&SparseFeatures::from_position(p), s);
+    let exact_codes: Vec<Code> = positions.iter().map(|p| code(&exact, p, &mut scratch)).collect();
+    let fast_codes: Vec<Code> = positions.iter().map(|p| code(&fast, p, &mut scratch)).collect();
+    let (mut worst, mut same, mut pairs) = (0f32, 0, 0);
+    for i in 0..positions.len() {
+        for j in (i + 1..positions.len()).step_by(7) {
+            let a = exact.compare(&exact_codes[i], &exact_codes[j], &mut scratch);
+            let b = fast.compare(&fast_codes[i], &fast_codes[j], &mut scratch);
+            worst = worst.max((a - b).abs());
+            same += usize::from((a > 0.5) == (b > 0.5));
+            pairs += 1;
+        }
+    }
+    assert!(worst < 0.01, "largest probability difference {worst}");
+    assert!(same * 100 >= pairs * 99, "{same} of {pairs} decisions agree");
 }
 
 #[test]
