@@ -9,10 +9,14 @@ use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess bench`.
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
     /// What to measure; without a mode, the search bench.
     #[command(subcommand)]
     mode: Option<BenchMode>,
+    /// Options of the search bench when no mode is given.
+    #[command(flatten)]
+    search: SearchBenchArgs,
     /// Directory with comparator/movepred/value models (default: the embedded ones).
     #[arg(long, global = true)]
     models: Option<PathBuf>,
@@ -23,11 +27,7 @@ pub struct BenchArgs {
 enum BenchMode {
     /// Evaluation search over fixed positions to a fixed depth, one thread; prints a
     /// deterministic node count (last line `nodes=<n> nps=<n>`).
-    Search {
-        /// Search depth in plies.
-        #[arg(long, default_value_t = BENCH_DEPTH)]
-        depth: u32,
-    },
+    Search(SearchBenchArgs),
     /// Single-thread throughput of each network.
     Nn {
         /// Seconds spent on each measurement.
@@ -36,11 +36,19 @@ enum BenchMode {
     },
 }
 
+/// Options of the search bench.
+#[derive(clap::Args)]
+struct SearchBenchArgs {
+    /// Search depth in plies.
+    #[arg(long, default_value_t = BENCH_DEPTH)]
+    depth: u32,
+}
+
 /// Runs `deepchess bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
-    match args.mode.unwrap_or(BenchMode::Search { depth: BENCH_DEPTH }) {
-        BenchMode::Search { depth } => {
+    match args.mode.unwrap_or(BenchMode::Search(args.search)) {
+        BenchMode::Search(SearchBenchArgs { depth }) => {
             let (nodes, elapsed) = search_bench(&networks, depth, |p| {
                 println!(
                     "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",

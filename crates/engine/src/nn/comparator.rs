@@ -57,12 +57,12 @@ impl Comparator {
     pub fn project(&self, code: Vec<f32>) -> Code {
         let n = code.len();
         let first = &self.head.layers[0];
-        let pairs: Vec<(u16, f32)> =
-            code.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(i, &x)| (i as u16, x)).collect();
+        let (rows, xs): (Vec<u16>, Vec<f32>) =
+            code.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(i, &x)| (i as u16, x)).unzip();
         let mut as_first = vec![0.0; first.outputs];
-        accumulate_rows(&mut as_first, first.rows(0..n), &pairs);
+        accumulate_rows(&mut as_first, first.rows(0..n), &rows, &xs);
         let mut as_second = vec![0.0; first.outputs];
-        accumulate_rows(&mut as_second, first.rows(n..2 * n), &pairs);
+        accumulate_rows(&mut as_second, first.rows(n..2 * n), &rows, &xs);
         Code { code, as_first, as_second }
     }
 

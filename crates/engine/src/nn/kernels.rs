@@ -41,62 +41,66 @@ impl Weight for Bf16 {
     }
 }
 
-/// Adds `x · row` to `out` for every `(row index, x)` pair in `inputs`; `weight` has
-/// `out.len()` columns.
+/// Adds `xs[k] · W[rows[k], :]` to `out` for every `k`; `weight` has `out.len()` columns.
 #[inline]
-pub fn accumulate_rows<W: Weight>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
-    dispatch(out, weight, inputs)
+pub fn accumulate_rows<W: Weight>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
+    debug_assert_eq!(rows.len(), xs.len());
+    dispatch(out, weight, rows, xs)
 }
+
+/// Ones, the input value of every active feature of a sparse 0/1 layer.
+pub const ONES: [f32; MAX_ROWS] = [1.0; MAX_ROWS];
+/// Minus ones, for removing rows.
+const MINUS_ONES: [f32; MAX_ROWS] = [-1.0; MAX_ROWS];
+/// Most rows a sparse update may name at once.
+pub const MAX_ROWS: usize = 2 * deepchess_core::features::MAX_ACTIVE;
 
 /// `out = bias + input · W` (dense input), skipping zero inputs.
 pub fn dense_forward<W: Weight>(out: &mut [f32], bias: &[f32], weight: &[W], input: &[f32]) {
     debug_assert_eq!(weight.len(), input.len() * out.len());
     out.copy_from_slice(bias);
-    const CHUNK: usize = 512;
-    let mut active = [(0u16, 0f32); CHUNK];
+    const CHUNK: usize = 256;
+    let mut rows = [0u16; CHUNK];
+    let mut xs = [0f32; CHUNK];
     for (c, chunk) in input.chunks(CHUNK).enumerate() {
         // Branch-free compaction of the non-zero inputs: about half of them are zero
         // after ReLU, in no predictable pattern.
         let mut n = 0;
         for (i, &x) in chunk.iter().enumerate() {
-            active[n] = ((c * CHUNK + i) as u16, x);
+            rows[n] = (c * CHUNK + i) as u16;
+            xs[n] = x;
             n += usize::from(x != 0.0);
         }
-        accumulate_rows(out, weight, &active[..n]);
+        accumulate_rows(out, weight, &rows[..n], &xs[..n]);
     }
 }
 
 /// `out += W[i, :]` for every index in `add` and `out -= W[i, :]` for every index in
 /// `remove` (the accumulator update of a sparse first layer).
 pub fn update_rows(out: &mut [f32], weight: &[f32], add: &[u16], remove: &[u16]) {
-    let mut pairs = [(0u16, 0f32); 64];
-    let mut n = 0;
-    for (&i, sign) in add.iter().map(|i| (i, 1.0)).chain(remove.iter().map(|i| (i, -1.0))) {
-        if n == pairs.len() {
-            accumulate_rows(out, weight, &pairs[..n]);
-            n = 0;
-        }
-        pairs[n] = (i, sign);
-        n += 1;
+    for chunk in add.chunks(MAX_ROWS) {
+        accumulate_rows(out, weight, chunk, &ONES[..chunk.len()]);
     }
-    accumulate_rows(out, weight, &pairs[..n]);
+    for chunk in remove.chunks(MAX_ROWS) {
+        accumulate_rows(out, weight, chunk, &MINUS_ONES[..chunk.len()]);
+    }
 }
 
 #[inline(always)]
-fn accumulate_generic<W: Weight, const FUSED: bool>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
+fn accumulate_generic<W: Weight, const FUSED: bool>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
     let width = out.len();
     let mut start = 0;
     while start + 64 <= width {
-        block::<W, 64, FUSED>(out, start, weight, inputs);
+        block::<W, 64, FUSED>(out, start, weight, rows, xs);
         start += 64;
     }
     while start + 16 <= width {
-        block::<W, 16, FUSED>(out, start, weight, inputs);
+        block::<W, 16, FUSED>(out, start, weight, rows, xs);
         start += 16;
     }
     for k in start..width {
         let mut acc = out[k];
-        for &(i, x) in inputs {
+        for (&i, &x) in rows.iter().zip(xs) {
             acc = madd::<FUSED>(x, weight[usize::from(i) * width + k].get(), acc);
         }
         out[k] = acc;
@@ -109,12 +113,12 @@ fn block<W: Weight, const B: usize, const FUSED: bool>(
     out: &mut [f32],
     start: usize,
     weight: &[W],
-    inputs: &[(u16, f32)],
+    rows: &[u16], xs: &[f32],
 ) {
     let width = out.len();
     let mut acc = [0f32; B];
     acc.copy_from_slice(&out[start..start + B]);
-    for &(i, x) in inputs {
+    for (&i, &x) in rows.iter().zip(xs) {
         let offset = usize::from(i) * width + start;
         let row: &[W; B] = weight[offset..offset + B].try_into().expect("block");
         for k in 0..B {
@@ -130,33 +134,33 @@ fn madd<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
 }
 
 #[cfg(target_arch = "x86_64")]
-fn dispatch<W: Weight>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
+fn dispatch<W: Weight>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU supports AVX-512F (checked just above).
-        unsafe { accumulate_avx512(out, weight, inputs) }
+        unsafe { accumulate_avx512(out, weight, rows, xs) }
     } else if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-        unsafe { accumulate_avx2(out, weight, inputs) }
+        unsafe { accumulate_avx2(out, weight, rows, xs) }
     } else {
-        accumulate_generic::<W, false>(out, weight, inputs)
+        accumulate_generic::<W, false>(out, weight, rows, xs)
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn dispatch<W: Weight>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
-    accumulate_generic::<W, false>(out, weight, inputs)
+fn dispatch<W: Weight>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
+    accumulate_generic::<W, false>(out, weight, rows, xs)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-fn accumulate_avx512<W: Weight>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
-    accumulate_generic::<W, true>(out, weight, inputs)
+fn accumulate_avx512<W: Weight>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
+    accumulate_generic::<W, true>(out, weight, rows, xs)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn accumulate_avx2<W: Weight>(out: &mut [f32], weight: &[W], inputs: &[(u16, f32)]) {
-    accumulate_generic::<W, true>(out, weight, inputs)
+fn accumulate_avx2<W: Weight>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
+    accumulate_generic::<W, true>(out, weight, rows, xs)
 }
 
 #[cfg(test)]

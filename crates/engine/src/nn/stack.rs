@@ -4,7 +4,7 @@ use deepchess_core::model::LayerRef;
 use deepchess_core::{Activation, Model};
 
 use super::NetworkError;
-use super::kernels::{Bf16, accumulate_rows, dense_forward};
+use super::kernels::{Bf16, ONES, accumulate_rows, dense_forward};
 
 /// How a stack stores the weights of its dense layers (all but the first, sparse one,
 /// whose rows also feed incremental accumulators and stay f32).
@@ -120,11 +120,7 @@ impl Stack {
     pub fn first_layer_sparse(&self, active: &[u16], out: &mut [f32]) {
         let layer = &self.layers[0];
         out.copy_from_slice(&layer.bias);
-        let mut pairs = [(0u16, 1f32); deepchess_core::features::MAX_ACTIVE];
-        for (p, &i) in pairs.iter_mut().zip(active) {
-            p.0 = i;
-        }
-        accumulate_rows(out, &layer.weight, &pairs[..active.len()]);
+        accumulate_rows(out, &layer.weight, active, &ONES[..active.len()]);
     }
 
     /// Runs the stack with the first layer's pre-activation written by `first` into a
