@@ -2,10 +2,12 @@
 //! policy players, with what they share: limits, time control, scores and results.
 
 
+pub mod compare;
 pub mod eval;
 pub mod limits;
 
 pub mod ordering;
+pub mod policy;
 
 pub mod tt;
 
