@@ -104,6 +104,16 @@ impl Control {
             || self.hard.is_some_and(|h| self.start.elapsed() >= h)
     }
 
+    /// Whether the hard time limit has passed.
+    pub fn hard_expired(&self) -> bool {
+        self.hard.is_some_and(|h| self.start.elapsed() >= h)
+    }
+
+    /// The node budget.
+    pub fn nodes(&self) -> Option<u64> {
+        self.nodes
+    }
+
     /// Whether starting another iteration is pointless: past the soft limit (or `stop`).
     pub fn soft_expired(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.soft.is_some_and(|s| self.start.elapsed() >= s)

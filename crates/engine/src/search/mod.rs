@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod eval;
 pub mod limits;
+pub mod mcts;
 
 pub mod ordering;
 pub mod policy;
