@@ -24,7 +24,7 @@ use crate::game::{Game, KeyStack, is_rule_draw, key};
 use crate::nn::{Code, Networks, Scratch, logit_to_cp};
 
 /// Quiescence plies at most below the nominal depth.
-pub const MAX_QUIESCENCE_PLIES: usize = 8;
+pub const MAX_QUIESCENCE_PLIES: usize = 6;
 
 /// Which techniques the comparison search uses (the thesis's four variants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
