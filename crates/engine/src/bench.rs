@@ -50,7 +50,7 @@ pub fn search_bench(networks: &Networks, depth: u32, mut each: impl FnMut(&Bench
         let game = Game::from_uci(Some(fen), &[]).expect("bench positions are valid");
         let tt = Table::new(16);
         let start = Instant::now();
-        let result = search(networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(depth)), 1, &[], &mut |_| {});
+        let result = search(networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
         let position = BenchPosition { fen, result, elapsed: start.elapsed() };
         nodes += position.result.nodes;
         elapsed += position.elapsed;

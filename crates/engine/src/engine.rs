@@ -289,7 +289,6 @@ impl Engine {
             return None;
         }
         let control = Control::new(limits, position.turn(), self.options.move_overhead, stop);
-        let moves = &limits.search_moves;
         Some(match self.options.search {
             SearchKind::Eval => eval::search(
                 &self.networks,
@@ -298,7 +297,6 @@ impl Engine {
                 &self.tt,
                 &control,
                 self.options.threads,
-                moves,
                 reporter,
             ),
             SearchKind::Compare => compare::search(
@@ -307,12 +305,11 @@ impl Engine {
                 self.options.compare_options(),
                 &mut self.compare_table,
                 &control,
-                moves,
                 reporter,
             ),
-            SearchKind::Mcts => self.mcts.search(&self.networks, game, &control, moves, reporter),
+            SearchKind::Mcts => self.mcts.search(&self.networks, game, &control, reporter),
             SearchKind::Policy => {
-                let result = policy::choose(&self.networks, position, self.options.policy, moves);
+                let result = policy::choose(&self.networks, position, self.options.policy, &control.search_moves);
                 reporter(&Info {
                     depth: 0,
                     seldepth: 0,

@@ -106,9 +106,9 @@ pub fn search(
     options: CompareOptions,
     table: &mut CompareTable,
     control: &Control,
-    search_moves: &[Move],
     reporter: Reporter<'_>,
 ) -> SearchResult {
+    let search_moves = &control.search_moves;
     let mut searcher = Searcher {
         networks,
         options,
@@ -176,7 +176,7 @@ struct Searcher<'a> {
 impl Searcher<'_> {
     /// One iteration at the root: every root move (the previous best first), keeping
     /// alpha as a position. `None` when aborted.
-    fn root(&mut self, root: &Chess, moves: &mut Vec<Move>, depth: i32) -> Option<(Move, Outcome)> {
+    fn root(&mut self, root: &Chess, moves: &mut [Move], depth: i32) -> Option<(Move, Outcome)> {
         let side = root.turn();
         let mut alpha: Option<Outcome> = None;
         let mut best: Option<(Move, Outcome)> = None;
@@ -473,7 +473,7 @@ mod tests {
         let networks = Networks::random(6);
         let game = Game::from_uci(Some(fen), &[]).unwrap();
         let mut table = CompareTable::new(8);
-        search(&networks, &game, options, &mut table, &Control::unlimited(Some(depth)), &[], &mut |_| {})
+        search(&networks, &game, options, &mut table, &Control::unlimited(Some(depth)), &mut |_| {})
     }
 
     #[test]
@@ -496,7 +496,7 @@ mod tests {
         let game = Game::from_uci(Some(fen), &[]).unwrap();
         let mut table = CompareTable::new(8);
         let options = CompareOptions { tt: false, ordering: true };
-        let result = search(&networks, &game, options, &mut table, &Control::unlimited(Some(2)), &[], &mut |_| {});
+        let result = search(&networks, &game, options, &mut table, &Control::unlimited(Some(2)), &mut |_| {});
         let mut leaf = game.position().clone();
         for m in &result.pv {
             assert!(leaf.is_legal(*m));

@@ -78,9 +78,9 @@ pub fn search(
     tt: &Table,
     control: &Control,
     threads: usize,
-    search_moves: &[Move],
     reporter: Reporter<'_>,
 ) -> SearchResult {
+    let search_moves = &control.search_moves;
     let total = AtomicU64::new(0);
     let helpers = Control::unlimited(control.depth);
     std::thread::scope(|scope| {

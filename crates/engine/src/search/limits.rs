@@ -75,13 +75,23 @@ pub struct Control {
     nodes: Option<u64>,
     /// Maximum depth, if any.
     pub depth: Option<u32>,
+    /// Only these root moves (empty: all).
+    pub search_moves: Vec<Move>,
 }
 
 impl Control {
     /// A control for `limits` in a position with `turn` to move.
     pub fn new(limits: &Limits, turn: Color, overhead: Duration, stop: Arc<AtomicBool>) -> Control {
         let (soft, hard) = limits.budget(turn, overhead);
-        Control { stop, start: Instant::now(), soft, hard, nodes: limits.nodes, depth: limits.depth }
+        Control {
+            stop,
+            start: Instant::now(),
+            soft,
+            hard,
+            nodes: limits.nodes,
+            depth: limits.depth,
+            search_moves: limits.search_moves.clone(),
+        }
     }
 
     /// A control without limits but the stop flag (for fixed-depth searches).
@@ -93,6 +103,7 @@ impl Control {
             hard: None,
             nodes: None,
             depth,
+            search_moves: Vec::new(),
         }
     }
 

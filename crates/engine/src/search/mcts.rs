@@ -192,9 +192,9 @@ impl Mcts {
         networks: &Networks,
         game: &Game,
         control: &Control,
-        search_moves: &[Move],
         reporter: Reporter<'_>,
     ) -> SearchResult {
+        let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
         let mut scratch = Scratch::default();
@@ -220,10 +220,10 @@ impl Mcts {
             playouts += 1;
             if control.elapsed_ms() >= last_report + 1000 {
                 last_report = control.elapsed_ms();
-                reporter(&self.info(&root_position, playouts, control));
+                reporter(&self.info(playouts, control));
             }
         }
-        let info = self.info(&root_position, playouts, control);
+        let info = self.info(playouts, control);
         reporter(&info);
         let best = self.final_child().and_then(|c| self.tree[c].mv).unwrap_or_else(|| root_position.legal_moves()[0]);
         let mut pv = info.pv;
@@ -233,9 +233,9 @@ impl Mcts {
         SearchResult { best, score: info.score, depth: pv.len() as u32, pv, nodes: playouts }
     }
 
-    fn info(&self, root: &Chess, playouts: u64, control: &Control) -> Info {
+    fn info(&self, playouts: u64, control: &Control) -> Info {
         let pv = self.principal_variation();
-        let score = self.final_child().map_or(Score::Cp(0), |c| score_of(&self.tree[c], root.turn()));
+        let score = self.final_child().map_or(Score::Cp(0), |c| score_of(&self.tree[c]));
         Info { depth: pv.len() as u32, seldepth: pv.len() as u32, score, nodes: playouts, time_ms: control.elapsed_ms(), pv }
     }
 
@@ -453,7 +453,7 @@ fn white_score(networks: &Networks, position: &Chess, scratch: &mut Scratch, sid
 }
 
 /// A root child's score for the side to move at the root (who moved into it).
-fn score_of(child: &Node, _root_turn: Color) -> Score {
+fn score_of(child: &Node) -> Score {
     if child.terminal == Some(1.0) && !child.repetition && child.children.is_empty() && child.untried.is_empty() {
         return Score::Mate(1);
     }
@@ -470,7 +470,7 @@ mod tests {
     fn run(mcts: &mut Mcts, networks: &Networks, game: &Game, playouts: u64) -> SearchResult {
         let limits = Limits { nodes: Some(playouts), ..Limits::default() };
         let control = Control::new(&limits, game.position().turn(), std::time::Duration::ZERO, Default::default());
-        mcts.search(networks, game, &control, &[], &mut |_| {})
+        mcts.search(networks, game, &control, &mut |_| {})
     }
 
     #[test]

@@ -15,7 +15,7 @@ fn networks() -> Networks {
 fn run(networks: &Networks, fen: &str, moves: &[&str], options: EvalOptions, depth: u32) -> SearchResult {
     let game = Game::from_uci(Some(fen), moves).unwrap();
     let tt = Table::new(4);
-    search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &[], &mut |_| {})
+    search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {})
 }
 
 #[test]
@@ -73,14 +73,13 @@ fn threefold_repetition_is_a_draw() {
     let game = Game::from_uci(None, &moves).unwrap();
     let back = shakmaty::uci::UciMove::from_ascii(b"f6g8").unwrap().to_move(game.position()).unwrap();
     let tt = Table::new(1);
-    let only = [back];
-    let result =
-        search(&networks, &game, EvalOptions::PLAIN, &tt, &Control::unlimited(Some(2)), 1, &only, &mut |_| {});
+    let mut control = Control::unlimited(Some(2));
+    control.search_moves = vec![back];
+    let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
     assert_eq!((result.best, result.score), (back, Score::Cp(0)));
     // Without that history the same move is scored by the network.
     let fresh = Game::from_uci(Some(&shakmaty::fen::Fen::from_position(game.position(), shakmaty::EnPassantMode::Legal).to_string()), &[]).unwrap();
-    let result =
-        search(&networks, &fresh, EvalOptions::PLAIN, &tt, &Control::unlimited(Some(2)), 1, &only, &mut |_| {});
+    let result = search(&networks, &fresh, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
     assert_ne!(result.score, Score::Cp(0));
 }
 
@@ -91,9 +90,9 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let tt = Table::new(4);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
-    let result = search(&networks, &game, EvalOptions::FULL, &tt, &control, 1, &[], &mut |_| {});
+    let result = search(&networks, &game, EvalOptions::FULL, &tt, &control, 1, &mut |_| {});
     assert!(game.position().is_legal(result.best));
-    let result = search(&networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(3)), 2, &[], &mut |_| {});
+    let result = search(&networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(3)), 2, &mut |_| {});
     assert!(game.position().is_legal(result.best));
     assert_eq!(result.depth, 3);
 }
