@@ -208,3 +208,29 @@ fn malformed_input_keeps_the_engine_alive_and_correct() {
     assert_eq!(best, "0000");
     engine.quit();
 }
+
+#[test]
+fn models_option_loads_a_directory_and_names_bad_tensors() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in deepchess_engine::nn::ENGINE_MODELS {
+        deepchess_engine::nn::random_model(kind, 99).save(dir.path()).unwrap();
+    }
+    let mut engine = Engine::start();
+    engine.send(&format!("setoption name Models value {}", dir.path().display()));
+    engine.send("position startpos");
+    let (best, lines) = engine.go("depth 2", Duration::from_secs(30));
+    assert!(!lines.iter().any(|l| l.starts_with("info string error")), "{lines:#?}");
+    assert_legal(&position(START, &[]), &best);
+    // A comparator whose head weights have the wrong shape.
+    let card = dir.path().join("comparator.json");
+    let text = std::fs::read_to_string(&card).unwrap().replacen("400", "300", 1);
+    std::fs::write(&card, text).unwrap();
+    engine.send(&format!("setoption name Models value {}", dir.path().display()));
+    let lines = engine.until("info string error", Duration::from_secs(10));
+    let error = lines.last().unwrap();
+    assert!(error.contains("comparator") && error.contains("weight") && error.contains("expected"), "{error}");
+    // Still playing with the previous networks.
+    let (best, _) = engine.go("depth 2", Duration::from_secs(30));
+    assert_legal(&position(START, &[]), &best);
+    engine.quit();
+}
