@@ -147,7 +147,7 @@ pub fn search(
             pv: result.pv.clone(),
         });
         completed = Some(result);
-        if control.soft_expired() {
+        if !control.another_iteration() {
             break;
         }
     }

@@ -180,7 +180,7 @@ impl<'a> Searcher<'a> {
                 pv: result.pv.clone(),
             });
             completed = Some(result);
-            if self.control.soft_expired() {
+            if !self.control.another_iteration() {
                 break;
             }
         }

@@ -57,10 +57,10 @@ impl Limits {
         let moves = self.moves_to_go.unwrap_or(30).clamp(1, 30);
         let increment = self.increment[side];
         let soft = available / moves + increment * 3 / 4;
-        // Never more than a third of the clock on one move (all of it on the last move
-        // before a time control, minus the overhead).
-        let cap = if moves == 1 { available * 4 / 5 } else { available / 3 };
-        let hard = (soft * 3).min(cap).max(MIN);
+        // Never more than a quarter of the clock on one move (four fifths on the last
+        // move before a time control).
+        let cap = if moves == 1 { available * 4 / 5 } else { available / 4 };
+        let hard = (soft * 2).min(cap).max(MIN);
         (Some(soft.min(hard)), Some(hard))
     }
 }
@@ -125,9 +125,23 @@ impl Control {
         self.nodes
     }
 
-    /// Whether starting another iteration is pointless: past the soft limit (or `stop`).
+    /// Whether the soft limit has passed (or `stop` was sent).
     pub fn soft_expired(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.soft.is_some_and(|s| self.start.elapsed() >= s)
+    }
+
+    /// Whether an iterative-deepening search should start another iteration. Under a
+    /// clock it stops after 60% of the soft limit, since the next iteration would
+    /// likely take longer than all before it; with a fixed move time it uses all of it.
+    pub fn another_iteration(&self) -> bool {
+        if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.soft {
+            None => true,
+            Some(soft) if Some(soft) == self.hard => self.start.elapsed() < soft,
+            Some(soft) => self.start.elapsed() < soft * 3 / 5,
+        }
     }
 
     /// Whether `stop` was sent.
