@@ -41,16 +41,21 @@ pub struct BenchPosition {
     pub elapsed: Duration,
 }
 
-/// Searches every bench position to `depth` with the full evaluation search on one
-/// thread, a fresh 16 MB table each, so the node count depends only on the code and the
-/// networks.
-pub fn search_bench(networks: &Networks, depth: u32, mut each: impl FnMut(&BenchPosition)) -> (u64, Duration) {
+/// Searches every bench position to `depth` with the evaluation search (`options`, all
+/// techniques on by default) on one thread, a fresh 16 MB table each, so the node count
+/// depends only on the code, the options and the networks.
+pub fn search_bench(
+    networks: &Networks,
+    depth: u32,
+    options: EvalOptions,
+    mut each: impl FnMut(&BenchPosition),
+) -> (u64, Duration) {
     let (mut nodes, mut elapsed) = (0, Duration::ZERO);
     for fen in BENCH_POSITIONS {
         let game = Game::from_uci(Some(fen), &[]).expect("bench positions are valid");
         let tt = Table::new(16);
         let start = Instant::now();
-        let result = search(networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
+        let result = search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
         let position = BenchPosition { fen, result, elapsed: start.elapsed() };
         nodes += position.result.nodes;
         elapsed += position.elapsed;

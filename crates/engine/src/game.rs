@@ -98,11 +98,6 @@ impl Game {
         &self.history
     }
 
-    /// How often the current position occurred before (same key).
-    pub fn repetitions(&self) -> usize {
-        let current = key(&self.position);
-        self.history.iter().rev().take(self.position.halfmoves() as usize).filter(|&&k| k == current).count()
-    }
 }
 
 /// Keys of the positions on the way to the current node (game history, then the search

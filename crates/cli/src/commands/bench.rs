@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use deepchess_engine::bench::{BENCH_DEPTH, nn_bench, search_bench};
+use deepchess_engine::engine::Engine;
 use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess bench`.
@@ -42,14 +43,25 @@ struct SearchBenchArgs {
     /// Search depth in plies.
     #[arg(long, default_value_t = BENCH_DEPTH)]
     depth: u32,
+    /// A switch of the evaluation search as NAME=VALUE (TT, Ordering, PVS, NullMove,
+    /// Killers, CheckExtensions, Aspiration), to measure what each technique gains.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
 }
 
 /// Runs `deepchess bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
     match args.mode.unwrap_or(BenchMode::Search(args.search)) {
-        BenchMode::Search(SearchBenchArgs { depth }) => {
-            let (nodes, elapsed) = search_bench(&networks, depth, |p| {
+        BenchMode::Search(SearchBenchArgs { depth, options }) => {
+            let mut engine = Engine::new(networks);
+            for option in &options {
+                let Some((name, value)) = option.split_once('=') else {
+                    anyhow::bail!("--option `{option}`: expected NAME=VALUE")
+                };
+                engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
+            }
+            let (nodes, elapsed) = search_bench(engine.networks(), depth, engine.options.eval_options(), |p| {
                 println!(
                     "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",
                     p.fen,

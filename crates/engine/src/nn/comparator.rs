@@ -86,15 +86,6 @@ impl Comparator {
         first_better(self.head.forward_dense(&pair, scratch))
     }
 
-    /// The encoder stack.
-    pub fn encoder(&self) -> &Stack {
-        &self.encoder
-    }
-
-    /// The head stack.
-    pub fn head(&self) -> &Stack {
-        &self.head
-    }
 }
 
 /// Softmax probability of output [`COMPARATOR_FIRST_BETTER`] from the head's two logits.

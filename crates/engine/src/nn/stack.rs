@@ -101,11 +101,6 @@ impl Stack {
         })
     }
 
-    /// Input width.
-    pub fn inputs(&self) -> usize {
-        self.layers[0].inputs
-    }
-
     /// Output width.
     pub fn outputs(&self) -> usize {
         self.layers.last().expect("a stack has layers").outputs

@@ -68,10 +68,6 @@ impl ValueNet {
         self.stack.forward_sparse(features.as_slice(), scratch)[0]
     }
 
-    /// The underlying stack.
-    pub fn stack(&self) -> &Stack {
-        &self.stack
-    }
 }
 
 /// Centipawns (White's view) of a value-net logit.

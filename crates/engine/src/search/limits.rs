@@ -154,25 +154,11 @@ impl Control {
         self.stop.store(true, Ordering::Relaxed)
     }
 
-    /// The stop flag.
-    pub fn stop_flag(&self) -> &Arc<AtomicBool> {
-        &self.stop
-    }
-
-    /// Time since the search started.
-    pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
-    }
-
     /// Milliseconds since the search started.
     pub fn elapsed_ms(&self) -> u64 {
         self.start.elapsed().as_millis() as u64
     }
 
-    /// The hard time limit.
-    pub fn hard_limit(&self) -> Option<Duration> {
-        self.hard
-    }
 }
 
 #[cfg(test)]
