@@ -490,6 +490,12 @@ mod tests {
     }
 
     #[test]
+    fn fifty_move_rule_is_a_draw() {
+        let result = run("8/8/8/8/8/4k3/8/R3K3 w - - 99 80", CompareOptions { tt: true, ordering: true }, 2);
+        assert_eq!(result.score, Score::Cp(0));
+    }
+
+    #[test]
     fn score_is_the_value_net_score_of_the_pv_leaf() {
         let networks = Networks::random(6);
         let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";

@@ -96,3 +96,14 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     assert!(game.position().is_legal(result.best));
     assert_eq!(result.depth, 3);
 }
+
+#[test]
+fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
+    let networks = networks();
+    // Rook up, but every move reaches the hundredth half-move without mate.
+    let result = run(&networks, "8/8/8/8/8/4k3/8/R3K3 w - - 99 80", &[], EvalOptions::FULL, 3);
+    assert_eq!(result.score, Score::Cp(0));
+    // Mate in one on the hundredth half-move still wins.
+    let result = run(&networks, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", &[], EvalOptions::FULL, 3);
+    assert_eq!(result.score, Score::Mate(1));
+}
