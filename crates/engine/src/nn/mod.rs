@@ -15,7 +15,7 @@ use deepchess_core::{Model, ModelError, ModelKind};
 
 pub use comparator::{Code, Comparator};
 pub use movepred::MovePredictor;
-pub use random::random_model;
+pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
 pub use value::{Accumulator, ValueNet, logit_to_cp};
 

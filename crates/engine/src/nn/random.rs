@@ -2,14 +2,18 @@
 
 use std::collections::BTreeMap;
 
-use deepchess_core::{Model, ModelCard, ModelKind};
+use deepchess_core::{Model, ModelCard, ModelKind, StackSpec};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 /// A model of `kind` with the standard stacks, weights drawn uniformly from the
 /// Glorot range `±sqrt(6 / (in + out))` and biases from a tenth of it, from `seed`.
 pub fn random_model(kind: ModelKind, seed: u64) -> Model {
-    let stacks = kind.default_stacks();
+    random_model_with(kind, kind.default_stacks(), seed)
+}
+
+/// A randomly initialised model of `kind` with the given stacks (other hidden widths).
+pub fn random_model_with(kind: ModelKind, stacks: Vec<StackSpec>, seed: u64) -> Model {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut tensors = BTreeMap::new();
     for stack in &stacks {
@@ -23,5 +27,5 @@ pub fn random_model(kind: ModelKind, seed: u64) -> Model {
     }
     let mut card = ModelCard::new(kind, stacks);
     card.output = serde_json::json!({ "note": format!("random initialisation, seed {seed}; not trained") });
-    Model::new(card, tensors).expect("standard stacks with matching tensors")
+    Model::new(card, tensors).expect("stacks valid for the kind, tensors made to match")
 }

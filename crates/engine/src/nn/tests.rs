@@ -170,3 +170,21 @@ fn embedded_defaults_load() {
     let networks = Networks::embedded().unwrap();
     assert_eq!(networks.comparator.code_width(), 100);
 }
+
+#[test]
+fn value_net_widths_come_from_the_card() {
+    let stacks = vec![deepchess_core::StackSpec::new("value", &[773, 128, 16, 1], Activation::ClippedRelu)];
+    let model = random_model_with(ModelKind::Value, stacks, 21);
+    let value = ValueNet::from_model(&model).unwrap();
+    assert_eq!(value.accumulator_width(), 128);
+    let mut scratch = Scratch::default();
+    let positions = random_game(22, 60);
+    let mut acc = value.accumulator(&SparseFeatures::from_position(&positions[0]));
+    let mut next = acc.clone();
+    for pos in &positions[1..] {
+        value.update(&acc, &SparseFeatures::from_position(pos), &mut next);
+        std::mem::swap(&mut acc, &mut next);
+        let expected = naive(&model, "value", &dense(pos))[0];
+        assert!((value.logit(&acc, &mut scratch) - expected).abs() < 1e-3);
+    }
+}
