@@ -1,10 +1,85 @@
-//! `deepchess bench` (issue 3).
+//! `deepchess bench`: search and network benchmarks.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use deepchess_engine::bench::{BENCH_DEPTH, nn_bench, search_bench};
+use deepchess_engine::engine::Engine;
+use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess bench`.
 #[derive(clap::Args)]
-pub struct BenchArgs {}
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    /// What to measure; without a mode, the search bench.
+    #[command(subcommand)]
+    mode: Option<BenchMode>,
+    /// Options of the search bench when no mode is given.
+    #[command(flatten)]
+    search: SearchBenchArgs,
+    /// Directory with comparator/movepred/value models (default: the embedded ones).
+    #[arg(long, global = true)]
+    models: Option<PathBuf>,
+}
+
+/// Benchmark modes.
+#[derive(clap::Subcommand)]
+enum BenchMode {
+    /// Evaluation search over fixed positions to a fixed depth, one thread; prints a
+    /// deterministic node count (last line `nodes=<n> nps=<n>`).
+    Search(SearchBenchArgs),
+    /// Single-thread throughput of each network.
+    Nn {
+        /// Seconds spent on each measurement.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+    },
+}
+
+/// Options of the search bench.
+#[derive(clap::Args)]
+struct SearchBenchArgs {
+    /// Search depth in plies.
+    #[arg(long, default_value_t = BENCH_DEPTH)]
+    depth: u32,
+    /// A switch of the evaluation search as NAME=VALUE (TT, Ordering, PVS, NullMove,
+    /// Killers, CheckExtensions, Aspiration), to measure what each technique gains.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
+}
 
 /// Runs `deepchess bench`.
-pub fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    super::pending("bench", 3)
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
+    match args.mode.unwrap_or(BenchMode::Search(args.search)) {
+        BenchMode::Search(SearchBenchArgs { depth, options }) => {
+            let mut engine = Engine::new(networks);
+            for option in &options {
+                let Some((name, value)) = option.split_once('=') else {
+                    anyhow::bail!("--option `{option}`: expected NAME=VALUE")
+                };
+                engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
+            }
+            let (nodes, elapsed) = search_bench(engine.networks(), depth, engine.options.eval_options(), |p| {
+                println!(
+                    "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",
+                    p.fen,
+                    p.result.depth,
+                    p.result.nodes,
+                    p.elapsed.as_secs_f64() * 1000.0,
+                    deepchess_engine::search::uci_move(&p.result.best)
+                );
+            });
+            let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+            println!("nodes={nodes} nps={nps}");
+        }
+        BenchMode::Nn { seconds } => {
+            anyhow::ensure!(seconds.is_finite() && seconds > 0.0, "--seconds must be positive, got {seconds}");
+            for t in nn_bench(&networks, Duration::from_secs_f64(seconds)) {
+                println!("{:>12.0}  {}", t.per_second, t.name);
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,10 +1,24 @@
-//! `deepchess uci` (issue 3).
+//! `deepchess uci`: the engine under the UCI protocol on standard input/output.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use deepchess_engine::engine::Engine;
+use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess uci`.
 #[derive(clap::Args)]
-pub struct UciArgs {}
+pub struct UciArgs {
+    /// Directory with comparator/movepred/value models (default: the embedded ones; the
+    /// UCI option `Models` changes it later).
+    #[arg(long)]
+    models: Option<PathBuf>,
+}
 
 /// Runs `deepchess uci`.
-pub fn run(_args: UciArgs) -> anyhow::Result<()> {
-    super::pending("uci", 3)
+pub fn run(args: UciArgs) -> anyhow::Result<()> {
+    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
+    let mut engine = Engine::new(networks);
+    engine.options.models = args.models;
+    deepchess_engine::uci::run(engine, std::io::stdin().lock(), std::io::stdout()).context("UCI session")
 }

@@ -1,0 +1,150 @@
+//! Network inference in plain Rust: the comparator (Pos2Vec encoder + head), the move
+//! predictors and the evaluation net, loaded from `--models DIR` or from the defaults
+//! embedded in the binary.
+
+mod comparator;
+pub mod kernels;
+mod movepred;
+mod random;
+pub mod stack;
+mod value;
+
+use std::path::Path;
+
+use deepchess_core::{Model, ModelError, ModelKind};
+
+pub use comparator::{Code, Comparator};
+pub use movepred::MovePredictor;
+pub use random::{random_model, random_model_with};
+pub use stack::{Precision, Scratch, Stack};
+pub use value::{Accumulator, ValueNet, logit_to_cp};
+
+/// Errors turning model files into networks.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    /// Loading the files failed (the error names the file, tensor and shape).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A model lacks a stack the engine needs.
+    #[error("{kind} model has no stack `{stack}`")]
+    MissingStack {
+        /// Model kind.
+        kind: &'static str,
+        /// Stack name.
+        stack: String,
+    },
+    /// A model file holds another kind than expected.
+    #[error("{origin}: card says kind `{found}`, expected `{expected}`")]
+    WrongKind {
+        /// Where the model came from.
+        origin: String,
+        /// Kind in the card.
+        found: &'static str,
+        /// Kind expected.
+        expected: &'static str,
+    },
+}
+
+/// The networks the engine plays with.
+#[derive(Clone, Debug)]
+pub struct Networks {
+    /// Siamese comparator with its Pos2Vec encoder.
+    pub comparator: Comparator,
+    /// Move predictors.
+    pub movepred: MovePredictor,
+    /// Evaluation net.
+    pub value: ValueNet,
+}
+
+/// The kinds of model the engine loads (the standalone Pos2Vec model is not needed: the
+/// comparator carries its own, fine-tuned encoder).
+pub const ENGINE_MODELS: [ModelKind; 3] = [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
+
+/// The default models, embedded at compile time from `models/`.
+mod embedded {
+    pub const COMPARATOR: (&[u8], &[u8]) = (
+        include_bytes!("../../../../models/comparator.json"),
+        include_bytes!("../../../../models/comparator.safetensors"),
+    );
+    pub const MOVEPRED: (&[u8], &[u8]) = (
+        include_bytes!("../../../../models/movepred.json"),
+        include_bytes!("../../../../models/movepred.safetensors"),
+    );
+    pub const VALUE: (&[u8], &[u8]) =
+        (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
+}
+
+impl Networks {
+    /// The default networks embedded in the binary.
+    pub fn embedded() -> Result<Networks, NetworkError> {
+        let load = |kind: ModelKind, (card, weights): (&[u8], &[u8])| {
+            let origin = format!("embedded default models/{}", kind.name());
+            let model = Model::from_bytes(card, weights, &origin)?;
+            check_kind(&model, kind, &origin)?;
+            Ok::<_, NetworkError>(model)
+        };
+        Networks::from_models(
+            &load(ModelKind::Comparator, embedded::COMPARATOR)?,
+            &load(ModelKind::Movepred, embedded::MOVEPRED)?,
+            &load(ModelKind::Value, embedded::VALUE)?,
+        )
+    }
+
+    /// Loads `comparator`, `movepred` and `value` from `dir`.
+    pub fn load(dir: &Path) -> Result<Networks, NetworkError> {
+        Networks::from_models(
+            &Model::load(dir, ModelKind::Comparator)?,
+            &Model::load(dir, ModelKind::Movepred)?,
+            &Model::load(dir, ModelKind::Value)?,
+        )
+    }
+
+    /// The networks in `dir`, or the embedded defaults for `None`.
+    pub fn load_or_embedded(dir: Option<&Path>) -> Result<Networks, NetworkError> {
+        dir.map_or_else(Networks::embedded, Networks::load)
+    }
+
+    /// Builds the networks from loaded models.
+    pub fn from_models(comparator: &Model, movepred: &Model, value: &Model) -> Result<Networks, NetworkError> {
+        check_kind(comparator, ModelKind::Comparator, "comparator model")?;
+        check_kind(movepred, ModelKind::Movepred, "movepred model")?;
+        check_kind(value, ModelKind::Value, "value model")?;
+        Ok(Networks {
+            comparator: Comparator::from_model(comparator, Precision::Bf16Dense)?,
+            movepred: MovePredictor::from_model(movepred)?,
+            value: ValueNet::from_model(value)?,
+        })
+    }
+
+    /// Randomly initialised networks of the standard shapes (seeded), for tests.
+    pub fn random(seed: u64) -> Networks {
+        Networks::from_models(
+            &random_model(ModelKind::Comparator, seed),
+            &random_model(ModelKind::Movepred, seed.wrapping_add(1)),
+            &random_model(ModelKind::Value, seed.wrapping_add(2)),
+        )
+        .expect("standard shapes are valid")
+    }
+}
+
+fn check_kind(model: &Model, kind: ModelKind, origin: &str) -> Result<(), NetworkError> {
+    if model.card.kind == kind {
+        Ok(())
+    } else {
+        Err(NetworkError::WrongKind { origin: origin.to_string(), found: model.card.kind.name(), expected: kind.name() })
+    }
+}
+
+/// Numerically stable softmax in place.
+pub fn softmax(values: &mut [f32]) {
+    let max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in values.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    values.iter_mut().for_each(|v| *v /= sum);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,510 @@
+//! Evaluation alpha-beta: negamax with the evaluation net, quiescence search (captures
+//! and queen promotions; all evasions when in check), iterative deepening, a shared
+//! transposition table (Lazy SMP over threads) and move ordering by the move predictors
+//! (transposition-table move first). Principal variation search, null move, killer and
+//! history heuristics, check extensions and aspiration windows are switchable.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use deepchess_core::SparseFeatures;
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+
+use super::ordering::{Prediction, mvv_lva};
+use super::tt::{Bound, Table, pack_move, unpack_move};
+use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
+use crate::game::{Game, KeyStack, key};
+use crate::nn::{Accumulator, Networks, Scratch, logit_to_cp};
+
+/// Above any reachable score.
+const INFINITY: i32 = MATE + 1;
+/// Nodes between two looks at the clock.
+const POLL_INTERVAL: u64 = 256;
+
+/// Which techniques the evaluation search uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvalOptions {
+    /// Transposition table (exact, lower and upper bounds).
+    pub tt: bool,
+    /// Move ordering by the move predictors (MVV-LVA in quiescence).
+    pub ordering: bool,
+    /// Principal variation search (null-window searches after the first move).
+    pub pvs: bool,
+    /// Null-move pruning.
+    pub null_move: bool,
+    /// Killer moves and the history heuristic for quiet moves.
+    pub killers: bool,
+    /// One ply more when in check.
+    pub check_extensions: bool,
+    /// Aspiration windows around the previous iteration's score.
+    pub aspiration: bool,
+}
+
+impl EvalOptions {
+    /// Plain negamax with quiescence and iterative deepening, nothing else.
+    pub const PLAIN: EvalOptions = EvalOptions {
+        tt: false,
+        ordering: false,
+        pvs: false,
+        null_move: false,
+        killers: false,
+        check_extensions: false,
+        aspiration: false,
+    };
+    /// Everything on.
+    pub const FULL: EvalOptions = EvalOptions {
+        tt: true,
+        ordering: true,
+        pvs: true,
+        null_move: true,
+        killers: true,
+        check_extensions: true,
+        aspiration: true,
+    };
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions::FULL
+    }
+}
+
+/// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
+/// iterative deepening, staggered by one ply, and fill the table for the main thread,
+/// whose result counts). The game's position must have a legal move.
+pub fn search(
+    networks: &Networks,
+    game: &Game,
+    options: EvalOptions,
+    tt: &Table,
+    control: &Control,
+    threads: usize,
+    reporter: Reporter<'_>,
+) -> SearchResult {
+    let search_moves = &control.search_moves;
+    let total = AtomicU64::new(0);
+    let helpers = Control::unlimited(control.depth);
+    std::thread::scope(|scope| {
+        for index in 1..threads.max(1) {
+            let (total, helpers) = (&total, &helpers);
+            scope.spawn(move || {
+                let mut searcher = Searcher::new(networks, game, options, tt, helpers, total, search_moves);
+                searcher.iterate(1 + index as i32 % 2, &mut |_| {});
+            });
+        }
+        let mut main = Searcher::new(networks, game, options, tt, control, &total, search_moves);
+        let result = main.iterate(1, reporter);
+        helpers.stop();
+        result
+    })
+}
+
+/// One thread's search state.
+struct Searcher<'a> {
+    networks: &'a Networks,
+    options: EvalOptions,
+    tt: &'a Table,
+    control: &'a Control,
+    total_nodes: &'a AtomicU64,
+    root: Chess,
+    search_moves: &'a [Move],
+    keys: KeyStack,
+    accumulators: Vec<Accumulator>,
+    scratch: Scratch,
+    killers: Vec<[Option<Move>; 2]>,
+    history: Vec<i32>,
+    pv: Vec<Vec<Move>>,
+    nodes: u64,
+    unflushed: u64,
+    seldepth: usize,
+    aborted: bool,
+}
+
+impl<'a> Searcher<'a> {
+    fn new(
+        networks: &'a Networks,
+        game: &Game,
+        options: EvalOptions,
+        tt: &'a Table,
+        control: &'a Control,
+        total_nodes: &'a AtomicU64,
+        search_moves: &'a [Move],
+    ) -> Searcher<'a> {
+        let root = game.position().clone();
+        let accumulator = networks.value.accumulator(&SparseFeatures::from_position(&root));
+        Searcher {
+            networks,
+            options,
+            tt,
+            control,
+            total_nodes,
+            search_moves,
+            keys: KeyStack::new(game),
+            accumulators: vec![accumulator; MAX_PLY + 1],
+            scratch: Scratch::default(),
+            killers: vec![[None; 2]; MAX_PLY + 1],
+            history: vec![0; 12 * 64],
+            pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
+            root,
+            nodes: 0,
+            unflushed: 0,
+            seldepth: 0,
+            aborted: false,
+        }
+    }
+
+    /// Iterative deepening from `start_depth` until a limit; the last completed
+    /// iteration's move (or, if none completed, the best found so far, or the first
+    /// legal move).
+    fn iterate(&mut self, start_depth: i32, reporter: Reporter<'_>) -> SearchResult {
+        let root = self.root.clone();
+        self.keys.push(key(&root));
+        let max_depth = self.control.depth.map_or(MAX_PLY as i32 - 1, |d| (d as i32).clamp(1, MAX_PLY as i32 - 1));
+        let mut completed: Option<SearchResult> = None;
+        let mut previous = 0;
+        for depth in start_depth.min(max_depth)..=max_depth {
+            let score = self.aspiration(&root, depth, previous);
+            if self.aborted {
+                if completed.is_none() && !self.pv[0].is_empty() {
+                    completed = Some(self.result(score, depth - 1));
+                }
+                break;
+            }
+            previous = score;
+            let result = self.result(score, depth);
+            reporter(&Info {
+                depth: depth as u32,
+                seldepth: self.seldepth as u32,
+                score: result.score,
+                nodes: result.nodes,
+                time_ms: self.control.elapsed_ms(),
+                pv: result.pv.clone(),
+            });
+            completed = Some(result);
+            if !self.control.another_iteration() {
+                break;
+            }
+        }
+        self.flush();
+        completed.unwrap_or_else(|| {
+            let moves = root.legal_moves();
+            let best = self.search_moves.first().copied().unwrap_or(moves[0]);
+            SearchResult { best, score: Score::Cp(0), pv: vec![best], depth: 0, nodes: self.total() }
+        })
+    }
+
+    fn result(&self, score: i32, depth: i32) -> SearchResult {
+        SearchResult {
+            best: self.pv[0][0],
+            score: Score::from_internal(score),
+            pv: self.pv[0].clone(),
+            depth: depth.max(0) as u32,
+            nodes: self.total(),
+        }
+    }
+
+    /// One iteration, with an aspiration window around `previous` when enabled.
+    fn aspiration(&mut self, root: &Chess, depth: i32, previous: i32) -> i32 {
+        if !self.options.aspiration || depth < 4 || previous.abs() > MATE_BOUND {
+            return self.negamax(root, depth, -INFINITY, INFINITY, 0, false);
+        }
+        let mut delta = 30;
+        let (mut alpha, mut beta) = (previous - delta, previous + delta);
+        loop {
+            let score = self.negamax(root, depth, alpha, beta, 0, false);
+            if self.aborted {
+                return score;
+            }
+            if score <= alpha {
+                alpha = (alpha - delta).max(-INFINITY);
+            } else if score >= beta {
+                beta = (beta + delta).min(INFINITY);
+            } else {
+                return score;
+            }
+            delta *= 2;
+            if delta > 1000 {
+                alpha = -INFINITY;
+                beta = INFINITY;
+            }
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.total_nodes.load(Ordering::Relaxed) + self.unflushed
+    }
+
+    fn flush(&mut self) {
+        self.total_nodes.fetch_add(self.unflushed, Ordering::Relaxed);
+        self.unflushed = 0;
+    }
+
+    /// Counts a node; sets `aborted` when a limit is reached.
+    fn visit(&mut self, ply: usize) {
+        self.nodes += 1;
+        self.unflushed += 1;
+        self.seldepth = self.seldepth.max(ply);
+        if self.unflushed >= POLL_INTERVAL {
+            self.flush();
+            if self.control.must_stop(self.total()) {
+                self.aborted = true;
+            }
+        }
+    }
+
+    /// Static evaluation at `ply` from the side to move's view, in centipawns.
+    fn evaluate(&mut self, ply: usize, turn: Color) -> i32 {
+        let logit = self.networks.value.logit(&self.accumulators[ply], &mut self.scratch);
+        let cp = (logit_to_cp(logit) as i32).clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
+        if turn == Color::White { cp } else { -cp }
+    }
+
+    /// Plays `m` from the node at `ply`: the child position, its accumulator at `ply + 1`
+    /// and its key on the key stack (popped by the caller).
+    fn make(&mut self, position: &Chess, m: Move, ply: usize) -> Chess {
+        let mut child = position.clone();
+        child.play_unchecked(m);
+        self.enter(&child, ply);
+        child
+    }
+
+    fn enter(&mut self, child: &Chess, ply: usize) {
+        let features = SparseFeatures::from_position(child);
+        let (parents, children) = self.accumulators.split_at_mut(ply + 1);
+        self.networks.value.update(&parents[ply], &features, &mut children[0]);
+        self.keys.push(key(child));
+    }
+
+    fn set_pv(&mut self, ply: usize, m: Move) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        head[ply].clear();
+        head[ply].push(m);
+        head[ply].extend_from_slice(&tail[0]);
+    }
+
+    fn negamax(&mut self, position: &Chess, depth: i32, mut alpha: i32, beta: i32, ply: usize, allow_null: bool) -> i32 {
+        if depth <= 0 || ply >= MAX_PLY - 1 {
+            return self.quiescence(position, alpha, beta, ply);
+        }
+        self.pv[ply].clear();
+        self.visit(ply);
+        if self.aborted {
+            return 0;
+        }
+        let root = ply == 0;
+        if !root && (self.keys.is_repetition(position.halfmoves()) || position.is_insufficient_material()) {
+            return 0;
+        }
+        let in_check = position.is_check();
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        if !root && position.halfmoves() >= 100 {
+            return 0;
+        }
+        let node_key = key(position);
+        let mut tt_move = None;
+        if self.options.tt
+            && let Some(entry) = self.tt.probe(node_key, ply)
+        {
+            tt_move = unpack_move(position, entry.packed_move);
+            if !root && entry.depth >= depth {
+                let cutoff = match entry.bound {
+                    Bound::Exact => true,
+                    Bound::Lower => entry.score >= beta,
+                    Bound::Upper => entry.score <= alpha,
+                };
+                if cutoff {
+                    return entry.score;
+                }
+            }
+        }
+        if self.options.null_move
+            && allow_null
+            && !root
+            && !in_check
+            && depth >= 3
+            && beta.abs() < MATE_BOUND
+            && has_pieces(position)
+            && self.evaluate(ply, position.turn()) >= beta
+            && let Ok(null) = position.clone().swap_turn()
+        {
+            self.enter(&null, ply);
+            let reduction = 2 + depth / 4;
+            let score = -self.negamax(&null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+            self.keys.pop();
+            if self.aborted {
+                return 0;
+            }
+            if score >= beta {
+                return if score > MATE_BOUND { beta } else { score };
+            }
+        }
+        let extension = i32::from(self.options.check_extensions && in_check);
+        let ordered = self.order(position, moves, tt_move, ply);
+        let original_alpha = alpha;
+        let mut best = -INFINITY;
+        let mut best_move = None;
+        let mut searched = 0;
+        for m in ordered {
+            if root && !self.search_moves.is_empty() && !self.search_moves.contains(&m) {
+                continue;
+            }
+            let child = self.make(position, m, ply);
+            let new_depth = depth - 1 + extension;
+            let score = if searched == 0 || !self.options.pvs {
+                -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true)
+            } else {
+                let probe = -self.negamax(&child, new_depth, -alpha - 1, -alpha, ply + 1, true);
+                if probe > alpha && probe < beta && !self.aborted {
+                    -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true)
+                } else {
+                    probe
+                }
+            };
+            self.keys.pop();
+            searched += 1;
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                best_move = Some(m);
+                if score > alpha {
+                    alpha = score;
+                    self.set_pv(ply, m);
+                    if alpha >= beta {
+                        self.reward_quiet(&m, position.turn(), ply, depth);
+                        break;
+                    }
+                }
+            }
+        }
+        if self.options.tt {
+            let bound = if best <= original_alpha {
+                Bound::Upper
+            } else if best >= beta {
+                Bound::Lower
+            } else {
+                Bound::Exact
+            };
+            self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move));
+        }
+        best
+    }
+
+    fn quiescence(&mut self, position: &Chess, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.pv[ply].clear();
+        self.visit(ply);
+        if self.aborted {
+            return 0;
+        }
+        if position.is_insufficient_material() {
+            return 0;
+        }
+        let in_check = position.is_check();
+        let mut moves = position.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        if position.halfmoves() >= 100 {
+            return 0;
+        }
+        if ply >= MAX_PLY - 1 {
+            return self.evaluate(ply, position.turn());
+        }
+        let mut best = -INFINITY;
+        if !in_check {
+            best = self.evaluate(ply, position.turn());
+            if best >= beta {
+                return best;
+            }
+            alpha = alpha.max(best);
+            moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
+            if self.options.ordering {
+                moves.sort_by_key(|m| -mvv_lva(m));
+            }
+        }
+        for m in moves {
+            let child = self.make(position, m, ply);
+            let score = -self.quiescence(&child, -beta, -alpha, ply + 1);
+            self.keys.pop();
+            if self.aborted {
+                return 0;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    self.set_pv(ply, m);
+                    if alpha >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Moves in search order: the transposition-table move, then (with killers) the
+    /// killer moves, then by the move predictors' joint probability plus history; a
+    /// stable sort keeps the move generator's order among equals.
+    fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>, ply: usize) -> MoveList {
+        if !self.options.ordering && !self.options.killers && tt_move.is_none() {
+            return moves;
+        }
+        let mut prediction = self
+            .options
+            .ordering
+            .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
+        let mut keyed: Vec<(f32, Move)> = moves
+            .into_iter()
+            .map(|m| {
+                let mut k = 0.0;
+                if Some(m) == tt_move {
+                    k += 1e9;
+                }
+                if let Some(p) = prediction.as_mut() {
+                    k += p.joint(position, &m, &mut self.scratch);
+                }
+                if self.options.killers && !m.is_capture() {
+                    if self.killers[ply].contains(&Some(m)) {
+                        k += 10.0;
+                    }
+                    k += self.history[history_index(position.turn(), &m)] as f32 * 1e-6;
+                }
+                (k, m)
+            })
+            .collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        keyed.into_iter().map(|(_, m)| m).collect()
+    }
+
+    fn reward_quiet(&mut self, m: &Move, turn: Color, ply: usize, depth: i32) {
+        if !self.options.killers || m.is_capture() {
+            return;
+        }
+        let killers = &mut self.killers[ply];
+        if killers[0] != Some(*m) {
+            killers[1] = killers[0];
+            killers[0] = Some(*m);
+        }
+        let slot = &mut self.history[history_index(turn, m)];
+        *slot = (*slot + depth * depth).min(1 << 20);
+    }
+}
+
+fn history_index(turn: Color, m: &Move) -> usize {
+    (usize::from(turn == Color::Black) * 6 + m.role() as usize - 1) * 64 + m.to() as usize
+}
+
+/// Whether the side to move has a piece other than pawns and king (null-move pruning is
+/// unsound in pawn endings because of zugzwang).
+fn has_pieces(position: &Chess) -> bool {
+    let board = position.board();
+    let own = board.by_color(position.turn());
+    !(own & !board.pawns() & !board.kings()).is_empty()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+//! Evaluation search: mates, order independence of the minimax value, repetition draws,
+//! time limits and threads.
+
+use std::time::Duration;
+
+use shakmaty::Position;
+
+use super::*;
+use crate::search::{Limits, uci_move};
+
+fn networks() -> Networks {
+    Networks::random(5)
+}
+
+fn run(networks: &Networks, fen: &str, moves: &[&str], options: EvalOptions, depth: u32) -> SearchResult {
+    let game = Game::from_uci(Some(fen), moves).unwrap();
+    let tt = Table::new(4);
+    search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {})
+}
+
+#[test]
+fn mate_in_two_is_found() {
+    let networks = networks();
+    // 1. Ra6! bxa6 2. b7#
+    let result = run(&networks, "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &[], EvalOptions::FULL, 4);
+    assert_eq!(result.score, Score::Mate(2));
+    assert_eq!(uci_move(&result.best), "a1a6");
+    for options in [EvalOptions::PLAIN, EvalOptions { tt: true, ordering: true, ..EvalOptions::PLAIN }] {
+        assert_eq!(run(&networks, "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &[], options, 3).score, Score::Mate(2));
+    }
+    // The side getting mated sees it too: mated in 1 after 1. Ra6 (Black to move).
+    let result = run(&networks, "kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", &[], EvalOptions::FULL, 3);
+    assert_eq!(result.score, Score::Mate(-1));
+}
+
+#[test]
+fn move_ordering_never_changes_the_fixed_depth_value() {
+    let networks = networks();
+    let fens = [
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+        "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7",
+        "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    ];
+    for fen in fens {
+        let plain = run(&networks, fen, &[], EvalOptions::PLAIN, 3);
+        for options in [
+            EvalOptions { ordering: true, ..EvalOptions::PLAIN },
+            EvalOptions { killers: true, ..EvalOptions::PLAIN },
+            EvalOptions { ordering: true, killers: true, pvs: true, ..EvalOptions::PLAIN },
+        ] {
+            let other = run(&networks, fen, &[], options, 3);
+            assert_eq!(other.score, plain.score, "{fen} with {options:?}");
+        }
+    }
+}
+
+#[test]
+fn ordering_and_tt_save_nodes() {
+    let networks = networks();
+    let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
+    let plain = run(&networks, fen, &[], EvalOptions::PLAIN, 4);
+    let full = run(&networks, fen, &[], EvalOptions::FULL, 4);
+    assert!(full.nodes < plain.nodes, "full {} vs plain {}", full.nodes, plain.nodes);
+    // Deterministic: the same search twice visits the same nodes.
+    assert_eq!(run(&networks, fen, &[], EvalOptions::FULL, 4).nodes, full.nodes);
+}
+
+#[test]
+fn threefold_repetition_is_a_draw() {
+    let networks = networks();
+    // Knights out and back twice: after 1... Nf6-g8 the start position occurs a third time.
+    let moves = ["g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"];
+    let game = Game::from_uci(None, &moves).unwrap();
+    let back = shakmaty::uci::UciMove::from_ascii(b"f6g8").unwrap().to_move(game.position()).unwrap();
+    let tt = Table::new(1);
+    let mut control = Control::unlimited(Some(2));
+    control.search_moves = vec![back];
+    let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
+    assert_eq!((result.best, result.score), (back, Score::Cp(0)));
+    // Without that history the same move is scored by the network.
+    let fresh = Game::from_uci(Some(&shakmaty::fen::Fen::from_position(game.position(), shakmaty::EnPassantMode::Legal).to_string()), &[]).unwrap();
+    let result = search(&networks, &fresh, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
+    assert_ne!(result.score, Score::Cp(0));
+}
+
+#[test]
+fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
+    let networks = networks();
+    let game = Game::from_uci(Some("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"), &[]).unwrap();
+    let tt = Table::new(4);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
+    let result = search(&networks, &game, EvalOptions::FULL, &tt, &control, 1, &mut |_| {});
+    assert!(game.position().is_legal(result.best));
+    let result = search(&networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(3)), 2, &mut |_| {});
+    assert!(game.position().is_legal(result.best));
+    assert_eq!(result.depth, 3);
+}
+
+#[test]
+fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
+    let networks = networks();
+    // Rook up, but every move reaches the hundredth half-move without mate.
+    let result = run(&networks, "8/8/8/8/8/4k3/8/R3K3 w - - 99 80", &[], EvalOptions::FULL, 3);
+    assert_eq!(result.score, Score::Cp(0));
+    // Mate in one on the hundredth half-move still wins.
+    let result = run(&networks, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", &[], EvalOptions::FULL, 3);
+    assert_eq!(result.score, Score::Mate(1));
+}

@@ -1,0 +1,183 @@
+//! Search limits from `go`, and the control a running search polls: stop flag, time
+//! budget and node budget.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use shakmaty::{Color, Move};
+
+/// The limits of one `go` command.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Remaining time of White and Black.
+    pub time: [Option<Duration>; 2],
+    /// Increments of White and Black.
+    pub increment: [Duration; 2],
+    /// Moves to the next time control.
+    pub moves_to_go: Option<u32>,
+    /// Fixed time for this move.
+    pub move_time: Option<Duration>,
+    /// Maximum depth.
+    pub depth: Option<u32>,
+    /// Maximum nodes.
+    pub nodes: Option<u64>,
+    /// Search until `stop`.
+    pub infinite: bool,
+    /// Only these root moves (empty: all).
+    pub search_moves: Vec<Move>,
+}
+
+impl Limits {
+    /// Limits of a fixed depth.
+    pub fn depth(depth: u32) -> Limits {
+        Limits { depth: Some(depth), ..Limits::default() }
+    }
+
+    /// Limits of a fixed time.
+    pub fn move_time(time: Duration) -> Limits {
+        Limits { move_time: Some(time), ..Limits::default() }
+    }
+
+    /// The time budget: a soft limit (do not start another iteration after it) and a
+    /// hard limit (abort the search), for the side `turn`, keeping `overhead` in hand
+    /// for communication delays.
+    pub fn budget(&self, turn: Color, overhead: Duration) -> (Option<Duration>, Option<Duration>) {
+        const MIN: Duration = Duration::from_millis(1);
+        if self.infinite {
+            return (None, None);
+        }
+        if let Some(t) = self.move_time {
+            let t = t.saturating_sub(overhead).max(MIN);
+            return (Some(t), Some(t));
+        }
+        let side = usize::from(turn == Color::Black);
+        let Some(remaining) = self.time[side] else { return (None, None) };
+        let available = remaining.saturating_sub(overhead).max(MIN);
+        let moves = self.moves_to_go.unwrap_or(30).clamp(1, 30);
+        let increment = self.increment[side];
+        let soft = available / moves + increment * 3 / 4;
+        // Never more than a quarter of the clock on one move (four fifths on the last
+        // move before a time control).
+        let cap = if moves == 1 { available * 4 / 5 } else { available / 4 };
+        let hard = (soft * 2).min(cap).max(MIN);
+        (Some(soft.min(hard)), Some(hard))
+    }
+}
+
+/// What a running search polls to know when to stop.
+#[derive(Clone, Debug)]
+pub struct Control {
+    stop: Arc<AtomicBool>,
+    start: Instant,
+    soft: Option<Duration>,
+    hard: Option<Duration>,
+    nodes: Option<u64>,
+    /// Maximum depth, if any.
+    pub depth: Option<u32>,
+    /// Only these root moves (empty: all).
+    pub search_moves: Vec<Move>,
+}
+
+impl Control {
+    /// A control for `limits` in a position with `turn` to move.
+    pub fn new(limits: &Limits, turn: Color, overhead: Duration, stop: Arc<AtomicBool>) -> Control {
+        let (soft, hard) = limits.budget(turn, overhead);
+        Control {
+            stop,
+            start: Instant::now(),
+            soft,
+            hard,
+            nodes: limits.nodes,
+            depth: limits.depth,
+            search_moves: limits.search_moves.clone(),
+        }
+    }
+
+    /// A control without limits but the stop flag (for fixed-depth searches).
+    pub fn unlimited(depth: Option<u32>) -> Control {
+        Control {
+            stop: Arc::new(AtomicBool::new(false)),
+            start: Instant::now(),
+            soft: None,
+            hard: None,
+            nodes: None,
+            depth,
+            search_moves: Vec::new(),
+        }
+    }
+
+    /// Whether the search must stop now: `stop` was sent, the hard time limit passed or
+    /// the node budget is spent.
+    pub fn must_stop(&self, nodes: u64) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || self.nodes.is_some_and(|n| nodes >= n)
+            || self.hard.is_some_and(|h| self.start.elapsed() >= h)
+    }
+
+    /// Whether the hard time limit has passed.
+    pub fn hard_expired(&self) -> bool {
+        self.hard.is_some_and(|h| self.start.elapsed() >= h)
+    }
+
+    /// The node budget.
+    pub fn nodes(&self) -> Option<u64> {
+        self.nodes
+    }
+
+    /// Whether the soft limit has passed (or `stop` was sent).
+    pub fn soft_expired(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.soft.is_some_and(|s| self.start.elapsed() >= s)
+    }
+
+    /// Whether an iterative-deepening search should start another iteration. Under a
+    /// clock it stops after 60% of the soft limit, since the next iteration would
+    /// likely take longer than all before it; with a fixed move time it uses all of it.
+    pub fn another_iteration(&self) -> bool {
+        if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.soft {
+            None => true,
+            Some(soft) if Some(soft) == self.hard => self.start.elapsed() < soft,
+            Some(soft) => self.start.elapsed() < soft * 3 / 5,
+        }
+    }
+
+    /// Whether `stop` was sent.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Raises the stop flag (shared with everyone holding this control).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed)
+    }
+
+    /// Milliseconds since the search started.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_at_ten_seconds_plus_increment() {
+        let limits = Limits {
+            time: [Some(Duration::from_secs(10)), Some(Duration::from_secs(10))],
+            increment: [Duration::from_millis(100); 2],
+            ..Limits::default()
+        };
+        let (soft, hard) = limits.budget(Color::White, Duration::from_millis(50));
+        let (soft, hard) = (soft.unwrap(), hard.unwrap());
+        assert!(soft >= Duration::from_millis(300) && soft <= hard && hard <= Duration::from_secs(4), "{soft:?} {hard:?}");
+        // Nearly flagging: the budget stays within the clock.
+        let short = Limits { time: [Some(Duration::from_millis(120)), None], ..limits };
+        let (soft, hard) = short.budget(Color::White, Duration::from_millis(50));
+        assert!(hard.unwrap() <= Duration::from_millis(70) && soft.unwrap() <= hard.unwrap());
+    }
+}

@@ -1,0 +1,178 @@
+//! The evaluation search's transposition table: exact, lower and upper bounds keyed by
+//! Zobrist keys, shared lock-free between threads (Lazy SMP).
+//!
+//! An entry is two 64-bit words, `key ^ data` and `data`; a reader accepts the entry
+//! only when the two agree, so a torn write by another thread reads as a miss.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shakmaty::{Chess, Move, Position, Role, Square};
+
+use super::{MATE_BOUND, MAX_PLY};
+
+/// Which bound an entry's score is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The exact score.
+    Exact,
+    /// A lower bound (the search failed high).
+    Lower,
+    /// An upper bound (the search failed low).
+    Upper,
+}
+
+/// A decoded entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Best or refuting move, packed (see [`pack_move`]); 0 for none.
+    pub packed_move: u16,
+    /// Score, mate scores relative to the node (see [`Table::store`]).
+    pub score: i32,
+    /// Depth searched.
+    pub depth: i32,
+    /// Bound type.
+    pub bound: Bound,
+}
+
+/// The shared table.
+pub struct Table {
+    slots: Vec<[AtomicU64; 2]>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({} entries)", self.slots.len())
+    }
+}
+
+impl Table {
+    /// A table of about `megabytes` MB (at least one entry).
+    pub fn new(megabytes: usize) -> Table {
+        let entries = (megabytes << 20) / 16;
+        Table { slots: (0..entries.max(1)).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect() }
+    }
+
+    /// Forgets everything.
+    pub fn clear(&self) {
+        for slot in &self.slots {
+            slot[0].store(0, Ordering::Relaxed);
+            slot[1].store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn slot(&self, key: u64) -> &[AtomicU64; 2] {
+        let index = ((u128::from(key) * self.slots.len() as u128) >> 64) as usize;
+        &self.slots[index]
+    }
+
+    /// The entry for `key` at `ply` (mate scores made relative to the root again).
+    pub fn probe(&self, key: u64, ply: usize) -> Option<Entry> {
+        let slot = self.slot(key);
+        let (mixed, data) = (slot[0].load(Ordering::Relaxed), slot[1].load(Ordering::Relaxed));
+        if data == 0 || mixed ^ data != key {
+            return None;
+        }
+        let packed_move = data as u16;
+        let score = i32::from((data >> 16) as i16);
+        let depth = i32::from((data >> 32) as i8);
+        let bound = match (data >> 40) & 3 {
+            1 => Bound::Exact,
+            2 => Bound::Lower,
+            _ => Bound::Upper,
+        };
+        Some(Entry { packed_move, score: from_tt(score, ply), depth, bound })
+    }
+
+    /// Stores a result; mate scores are made relative to this node so that they stay
+    /// right wherever the position recurs. Keeps a deeper entry of the same position.
+    pub fn store(&self, key: u64, ply: usize, depth: i32, score: i32, bound: Bound, packed_move: u16) {
+        let slot = self.slot(key);
+        if let Some(old) = self.probe(key, ply)
+            && old.depth > depth
+            && bound != Bound::Exact
+        {
+            return;
+        }
+        let bound_bits: u64 = match bound {
+            Bound::Exact => 1,
+            Bound::Lower => 2,
+            Bound::Upper => 3,
+        };
+        let data = u64::from(packed_move)
+            | (u64::from(to_tt(score, ply) as i16 as u16) << 16)
+            | (u64::from(depth.clamp(-100, 127) as i8 as u8) << 32)
+            | (bound_bits << 40);
+        slot[0].store(key ^ data, Ordering::Relaxed);
+        slot[1].store(data, Ordering::Relaxed);
+    }
+}
+
+fn to_tt(score: i32, ply: usize) -> i32 {
+    let ply = ply.min(MAX_PLY) as i32;
+    if score > MATE_BOUND {
+        score + ply
+    } else if score < -MATE_BOUND {
+        score - ply
+    } else {
+        score
+    }
+}
+
+fn from_tt(score: i32, ply: usize) -> i32 {
+    let ply = ply.min(MAX_PLY) as i32;
+    if score > MATE_BOUND {
+        score - ply
+    } else if score < -MATE_BOUND {
+        score + ply
+    } else {
+        score
+    }
+}
+
+/// Packs a move into 16 bits: from (6), to (6), promotion role (3); never 0 for a move.
+pub fn pack_move(m: &Move) -> u16 {
+    let from = m.from().map_or(0, |s| s as u16);
+    let promotion = m.promotion().map_or(0, |r| r as u16);
+    (from | (m.to() as u16) << 6 | promotion << 12) | 0x8000
+}
+
+/// The legal move of `position` that `packed` stands for.
+pub fn unpack_move(position: &Chess, packed: u16) -> Option<Move> {
+    if packed == 0 {
+        return None;
+    }
+    let from = Square::new(u32::from(packed & 63));
+    let to = Square::new(u32::from((packed >> 6) & 63));
+    let promotion = Role::try_from((packed >> 12) & 7).ok();
+    position
+        .legal_moves()
+        .into_iter()
+        .find(|m| m.from() == Some(from) && m.to() == to && m.promotion() == promotion)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::MATE;
+
+    #[test]
+    fn store_and_probe_with_mate_distance() {
+        let table = Table::new(1);
+        table.store(42, 3, 5, MATE - 7, Bound::Exact, 0x8123);
+        let e = table.probe(42, 3).unwrap();
+        assert_eq!((e.score, e.depth, e.bound, e.packed_move), (MATE - 7, 5, Bound::Exact, 0x8123));
+        // The same position two plies deeper: the mate is two plies further from the root.
+        assert_eq!(table.probe(42, 5).unwrap().score, MATE - 9);
+        assert_eq!(table.probe(43, 3), None);
+        table.store(42, 0, -1, -250, Bound::Upper, 0);
+        assert_eq!(table.probe(42, 0).unwrap().score, MATE - 4, "deeper entry kept");
+    }
+
+    #[test]
+    fn moves_round_trip() {
+        let position = Chess::default();
+        for m in position.legal_moves() {
+            assert_eq!(unpack_move(&position, pack_move(&m)), Some(m));
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The UCI protocol: reads commands, runs searches on a thread (so that `stop`, `isready`
+//! and `quit` are answered at once) and writes `info` and `bestmove` lines.
+//!
+//! Malformed input never ends the session: it is answered with `info string error: …`
+//! and the engine keeps its previous, valid state.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use shakmaty::uci::UciMove;
+use shakmaty::Move;
+
+use crate::engine::{Engine, uci_option_lines};
+use crate::game::Game;
+use crate::search::{Limits, uci_move};
+
+/// Shared output: lines are written whole and flushed.
+#[derive(Clone)]
+struct Output(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl Output {
+    fn line(&self, text: &str) {
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // A closed output (the GUI went away) is not worth a panic.
+        let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+    }
+
+    fn error(&self, text: &str) {
+        self.line(&format!("info string error: {text}"));
+    }
+}
+
+/// A search running on its thread.
+struct Running {
+    handle: JoinHandle<Engine>,
+    stop: Arc<AtomicBool>,
+}
+
+/// The protocol state.
+struct Session {
+    out: Output,
+    game: Game,
+    engine: Option<Engine>,
+    running: Option<Running>,
+}
+
+/// Runs a UCI session on `input` and `output` until `quit` or the end of the input.
+pub fn run(engine: Engine, input: impl BufRead, output: impl Write + Send + 'static) -> std::io::Result<()> {
+    let mut session = Session {
+        out: Output(Arc::new(Mutex::new(Box::new(output)))),
+        game: Game::default(),
+        engine: Some(engine),
+        running: None,
+    };
+    for line in input.lines() {
+        let line = line?;
+        if !session.command(line.trim()) {
+            break;
+        }
+    }
+    session.finish_search(true);
+    Ok(())
+}
+
+impl Session {
+    /// Handles one command; false for `quit`.
+    fn command(&mut self, line: &str) -> bool {
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        match word {
+            "" => {}
+            "uci" => {
+                self.out.line(concat!("id name deepchess ", env!("CARGO_PKG_VERSION")));
+                self.out.line("id author the deepchess authors");
+                for option in uci_option_lines() {
+                    self.out.line(&option);
+                }
+                self.out.line("uciok");
+            }
+            "isready" => self.out.line("readyok"),
+            "ucinewgame" => {
+                self.finish_search(true);
+                self.engine().new_game();
+                self.game = Game::default();
+            }
+            "setoption" => self.set_option(rest),
+            "position" => self.position(rest),
+            "go" => self.go(rest),
+            "stop" => self.finish_search(true),
+            "ponderhit" => self.out.line("info string ponderhit ignored: pondering is not supported"),
+            "quit" => return false,
+            "debug" | "register" => {}
+            "d" => self.out.line(&format!(
+                "info string fen {}",
+                shakmaty::fen::Fen::from_position(self.game.position(), shakmaty::EnPassantMode::Legal)
+            )),
+            _ => self.out.error(&format!("unknown command `{line}`")),
+        }
+        true
+    }
+
+    /// The engine, after any running search has finished.
+    fn engine(&mut self) -> &mut Engine {
+        self.finish_search(true);
+        self.engine.as_mut().expect("the engine is back after the search")
+    }
+
+    /// Waits for the running search (stopping it first when `stop`); it prints its
+    /// `bestmove` itself.
+    fn finish_search(&mut self, stop: bool) {
+        if let Some(running) = self.running.take() {
+            if stop {
+                running.stop.store(true, Ordering::Relaxed);
+            }
+            match running.handle.join() {
+                Ok(engine) => self.engine = Some(engine),
+                Err(_) => {
+                    self.out.error("the search thread panicked; restarting with the embedded networks");
+                    let networks = crate::nn::Networks::embedded().expect("embedded networks load");
+                    self.engine = Some(Engine::new(networks));
+                }
+            }
+        }
+    }
+
+    fn set_option(&mut self, rest: &str) {
+        let Some(spec) = rest.strip_prefix("name") else {
+            return self.out.error(&format!("setoption needs `name`: `setoption {rest}`"));
+        };
+        let (name, value) = match spec.split_once(" value") {
+            Some((name, value)) => (name.trim(), value.trim()),
+            None => (spec.trim(), ""),
+        };
+        if let Err(e) = self.engine().set_option(name, value) {
+            self.out.error(&e);
+        }
+    }
+
+    fn position(&mut self, rest: &str) {
+        let (setup, moves) = match rest.split_once(" moves") {
+            Some((setup, moves)) => (setup.trim(), moves.split_whitespace().collect::<Vec<_>>()),
+            None => (rest.trim(), Vec::new()),
+        };
+        let fen = if setup == "startpos" {
+            None
+        } else if let Some(fen) = setup.strip_prefix("fen") {
+            Some(fen.trim())
+        } else {
+            return self.out.error(&format!("position needs `startpos` or `fen`: `position {rest}`"));
+        };
+        match Game::from_uci(fen, &moves) {
+            Ok(game) => {
+                self.finish_search(true);
+                self.game = game;
+            }
+            Err(e) => self.out.error(&format!("{e}; position unchanged")),
+        }
+    }
+
+    fn go(&mut self, rest: &str) {
+        self.finish_search(true);
+        let limits = parse_go(rest, self.game.position(), &self.out);
+        let mut engine = self.engine.take().expect("no search is running");
+        let game = self.game.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let out = self.out.clone();
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let result = engine.go(&game, &limits, flag.clone(), &mut |info| out.line(&info.uci()));
+            if limits.infinite {
+                // UCI: after `go infinite` the best move waits for `stop`.
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            match result {
+                Some(result) => {
+                    let ponder = result.pv.get(1).map(|m| format!(" ponder {}", uci_move(m))).unwrap_or_default();
+                    out.line(&format!("bestmove {}{ponder}", uci_move(&result.best)));
+                }
+                None => {
+                    out.line("info string no legal moves: the game is over");
+                    out.line("bestmove 0000");
+                }
+            }
+            engine
+        });
+        self.running = Some(Running { handle, stop });
+    }
+}
+
+/// The keywords of `go`.
+const GO_KEYWORDS: [&str; 12] =
+    ["wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate", "infinite", "ponder", "searchmoves"];
+
+/// Parses the arguments of `go`; a bad value is reported and ignored.
+fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
+    let mut limits = Limits::default();
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let word = tokens[i];
+        i += 1;
+        let mut number = || -> Option<i64> {
+            let value = tokens.get(i).and_then(|t| t.parse::<i64>().ok());
+            match value {
+                Some(v) => {
+                    i += 1;
+                    Some(v)
+                }
+                None => {
+                    out.error(&format!("go {word}: expected a number, got `{}`", tokens.get(i).unwrap_or(&"")));
+                    if tokens.get(i).is_some_and(|t| !GO_KEYWORDS.contains(t)) {
+                        i += 1;
+                    }
+                    None
+                }
+            }
+        };
+        let millis = |v: i64| Duration::from_millis(v.max(0) as u64);
+        match word {
+            "wtime" => limits.time[0] = number().map(millis),
+            "btime" => limits.time[1] = number().map(millis),
+            "winc" => limits.increment[0] = number().map_or(Duration::ZERO, millis),
+            "binc" => limits.increment[1] = number().map_or(Duration::ZERO, millis),
+            "movestogo" => limits.moves_to_go = number().map(|v| v.clamp(1, 1000) as u32),
+            "movetime" => limits.move_time = number().map(millis),
+            "depth" => limits.depth = number().map(|v| v.clamp(1, 100) as u32),
+            "nodes" => limits.nodes = number().map(|v| v.max(1) as u64),
+            "mate" => limits.depth = number().map(|v| (2 * v - 1).clamp(1, 100) as u32),
+            "infinite" => limits.infinite = true,
+            "ponder" => {}
+            "searchmoves" => {
+                while let Some(text) = tokens.get(i).filter(|t| !GO_KEYWORDS.contains(t)) {
+                    i += 1;
+                    match text.parse::<UciMove>().ok().and_then(|m| m.to_move(position).ok()) {
+                        Some(m) => limits.search_moves.push(m),
+                        None => out.error(&format!("go searchmoves: `{text}` is not a legal move here; ignored")),
+                    }
+                }
+            }
+            _ => out.error(&format!("go: unknown parameter `{word}` ignored")),
+        }
+    }
+    dedup(&mut limits.search_moves);
+    limits
+}
+
+fn dedup(moves: &mut Vec<Move>) {
+    let mut seen = Vec::with_capacity(moves.len());
+    moves.retain(|m| {
+        let new = !seen.contains(m);
+        seen.push(*m);
+        new
+    });
+}
