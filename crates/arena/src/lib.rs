@@ -1,0 +1,11 @@
+//! Evaluation tools of deepchess: EPD test suites with STS scoring, a robust UCI client for
+//! engine processes, engine-vs-engine matches with the rules of chess and adjudication,
+//! Elo statistics and PGN output. Engines are always separate processes, our own searches
+//! included (`deepchess uci`), so a crash or a hang costs a game, never the run.
+
+pub mod epd;
+pub mod limits;
+pub mod player;
+pub mod suite;
+pub mod suite_runner;
+pub mod uci;
