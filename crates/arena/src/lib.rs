@@ -3,9 +3,15 @@
 //! Elo statistics and PGN output. Engines are always separate processes, our own searches
 //! included (`deepchess uci`), so a crash or a hang costs a game, never the run.
 
+pub mod elo;
 pub mod epd;
+pub mod game;
 pub mod limits;
+pub mod openings;
+pub mod pgn;
 pub mod player;
+pub mod standings;
 pub mod suite;
 pub mod suite_runner;
+pub mod tournament;
 pub mod uci;
