@@ -213,6 +213,12 @@ impl Board {
     }
 }
 
+/// The index of a side in White-first arrays (`[white, black]`). Not `Color as usize`:
+/// shakmaty numbers Black 0 and White 1.
+fn slot(side: Color) -> usize {
+    usize::from(side == Color::Black)
+}
+
 /// Adjudication by score: the scores of engine moves, mover's view, in order.
 fn adjudicate(rules: &Adjudication, scores: &[(Color, Option<i32>)], fullmoves: u32) -> Option<(GameResult, String)> {
     if let (Some(rule), Some((mover, _))) = (rules.resign, scores.last()) {
@@ -257,7 +263,7 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
         record.failed = Some(side);
     };
     for side in [Color::White, Color::Black] {
-        if let Err(e) = engines[side as usize].new_game(settings.handshake_timeout) {
+        if let Err(e) = engines[slot(side)].new_game(settings.handshake_timeout) {
             forfeit(&mut record, side, &e);
             return record;
         }
@@ -297,8 +303,8 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
             return record;
         }
         let side = board.position.turn();
-        let engine = &mut engines[side as usize];
-        let wait = settings.tc.wait_limit(clocks[side as usize], settings.margin, settings.hang_timeout);
+        let engine = &mut engines[slot(side)];
+        let wait = settings.tc.wait_limit(clocks[slot(side)], settings.margin, settings.hang_timeout);
         let outcome = match engine.search(&record.start_fen, &played, &settings.tc.go_args(clocks), wait) {
             Ok(o) => o,
             Err(e) => {
@@ -308,7 +314,7 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
         };
         let clock = match settings.tc {
             TimeControl::Clock { increment, .. } => {
-                let left = clocks[side as usize];
+                let left = clocks[slot(side)];
                 if outcome.elapsed > left + settings.margin {
                     record.result = GameResult::loss_of(side);
                     record.termination = Termination::TimeForfeit;
@@ -320,8 +326,8 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
                     );
                     return record;
                 }
-                clocks[side as usize] = left.saturating_sub(outcome.elapsed) + increment;
-                Some(clocks[side as usize])
+                clocks[slot(side)] = left.saturating_sub(outcome.elapsed) + increment;
+                Some(clocks[slot(side)])
             }
             _ => None,
         };

@@ -22,6 +22,11 @@ pub struct PgnHeader {
     pub tc: TimeControl,
 }
 
+/// Today's date (UTC) as the PGN `Date` tag writes it (`YYYY.MM.DD`).
+pub fn today() -> String {
+    chrono::Utc::now().format("%Y.%m.%d").to_string()
+}
+
 /// `[%eval]` notation: pawns with two decimals, or `#N` / `#-N`.
 fn eval_text(score: Score) -> String {
     match score {

@@ -93,6 +93,8 @@ impl Standings {
             );
         }
         let cell = 12;
+        let labels: Vec<String> = self.names.iter().enumerate().map(|(i, name)| format!("[{}] {name}", i + 1)).collect();
+        let width = labels.iter().map(String::len).max().unwrap_or(0);
         let header = |out: &mut String, title: &str| {
             let _ = write!(out, "\n{title}\n{:<width$}", "");
             for (j, _) in self.names.iter().enumerate() {
@@ -102,7 +104,7 @@ impl Standings {
         };
         header(&mut out, "crosstable (points of the row player against the column player, both colours)");
         for i in 0..n {
-            let _ = write!(out, "{:<width$}", format!("[{}] {}", i + 1, self.names[i]));
+            let _ = write!(out, "{:<width$}", labels[i]);
             for j in 0..n {
                 let r = self.pair[i][j];
                 let text = if i == j || r.games() == 0 { "-".into() } else { format!("{}/{}", r.points(), r.games()) };
@@ -112,7 +114,7 @@ impl Standings {
         }
         header(&mut out, "table 6.6 form: row player as White vs column player as Black, sum of +1 win / 0 draw / -1 loss (W-D-L)");
         for i in 0..n {
-            let _ = write!(out, "{:<width$}", format!("[{}] {}", i + 1, self.names[i]));
+            let _ = write!(out, "{:<width$}", labels[i]);
             for j in 0..n {
                 let r = self.as_white[i][j];
                 let text = if i == j || r.games() == 0 {
