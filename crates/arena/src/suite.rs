@@ -154,6 +154,12 @@ pub fn theme_of(id: &str) -> String {
     name.trim().to_owned()
 }
 
+/// The STS theme number of an id: `"STS(v2.2) Open Files and Diagonals.001"` → 2.
+fn sts_number(id: &str) -> Option<u32> {
+    let version = id.strip_prefix("STS(v")?.split([')', '.']).next()?;
+    version.parse().ok()
+}
+
 /// A suite read from a file, with the lines that could not be used.
 #[derive(Debug)]
 pub struct Suite {
@@ -171,6 +177,13 @@ impl Suite {
             match parse_line(&text).and_then(|epd| SuitePosition::from_epd(line, epd)) {
                 Ok(p) => suite.positions.push(p),
                 Err(message) => suite.errors.push(LineError { line, message }),
+            }
+        }
+        // STS themes are numbered; a theme spelt two ways (STS 3 is) stays one theme.
+        let mut names: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+        for p in &mut suite.positions {
+            if let Some(number) = sts_number(&p.id) {
+                p.theme = names.entry(number).or_insert_with(|| p.theme.clone()).clone();
             }
         }
         Ok(suite)
@@ -331,6 +344,9 @@ mod tests {
         assert_eq!(theme_of("WAC.001"), "WAC");
         assert_eq!(theme_of("line 4"), "line");
         assert_eq!(theme_of("puzzle"), "puzzle");
+        assert_eq!(sts_number("STS(v2.2) Open Files and Diagonals.001"), Some(2));
+        assert_eq!(sts_number("STS(v15.0) AT.100"), Some(15));
+        assert_eq!(sts_number("WAC.001"), None);
     }
 
     #[test]
@@ -361,6 +377,24 @@ mod tests {
         let am = position("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - am g2g4;");
         assert_eq!(am.score(Some(&nf3)).points, 1);
         assert_eq!(am.score(Some(&am.engine_move("g2g4").unwrap())).points, 0);
+    }
+
+    #[test]
+    fn suite_file_keeps_one_theme_per_sts_number_and_reports_bad_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.epd");
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
+        let text = format!(
+            "{start} bm e4; id \"STS(v3.0) Knight Outposts/Repositioning.001\";\n\
+             {start} bm e5;\n\
+             {start} bm d4; id \"STS(v3.0) Knight Repositioning/Outposts.002\";\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        let suite = Suite::read(&path).unwrap();
+        assert_eq!(suite.positions.len(), 2);
+        assert!(suite.positions.iter().all(|p| p.theme == "Knight Outposts/Repositioning"));
+        assert_eq!(suite.errors[0].line, 2);
+        assert!(suite.errors[0].to_string().starts_with("line 2: bm: \"e5\""), "{}", suite.errors[0]);
     }
 
     #[test]
