@@ -205,3 +205,39 @@ fn stockfish_against_glaurung() {
     assert!(games.iter().all(|g| g.tag("Termination") == "normal" || g.tag("Termination") == "adjudication"), "{stdout}");
     assert!(stdout.contains("SF vs Glaurung: W/D/L"), "{stdout}");
 }
+
+/// Whether `deepchess uci` answers the handshake (it comes from the engine issue).
+fn own_engine_available() -> bool {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deepchess"))
+        .arg("uci")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(b"uci\nquit\n");
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "uciok")
+}
+
+#[test]
+fn two_of_our_searches_at_fixed_nodes() {
+    if !own_engine_available() {
+        println!("skipped: `deepchess uci` does not answer the UCI handshake in this build");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("ours.pgn");
+    let out = deepchess(&[
+        "match", "--engine", "name=Eval,search=eval", "--engine", "name=Policy,search=policy", "--nodes", "200", "--games", "2",
+        "--max-moves", "30", "--pgn-out", pgn.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("has no option"), "our engine declares its options:\n{stderr}");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 2);
+    assert!(games.iter().all(|g| ["normal", "adjudication"].contains(&g.tag("Termination"))), "{stdout}\n{games:?}");
+    assert!(stdout.contains("Eval vs Policy: W/D/L"), "{stdout}");
+}

@@ -40,6 +40,10 @@ pub struct EloEstimate {
 impl std::fmt::Display for EloEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let show = |x: f64| if x.is_finite() { format!("{x:+.0}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
+        if !self.elo.is_finite() {
+            let all = if self.elo > 0.0 { "won" } else { "lost" };
+            return write!(f, "{} [no interval: every game {all}]", show(self.elo));
+        }
         write!(f, "{} [{}, {}]", show(self.elo), show(self.low), show(self.high))
     }
 }
@@ -103,7 +107,9 @@ mod tests {
         assert!((e.low + e.high).abs() < 1e-9, "symmetric at 50%");
         assert_eq!(e.to_string(), "+0 [-53, +53]");
         let sweep = Record { wins: 4, draws: 0, losses: 0 };
-        assert_eq!(sweep.elo().unwrap().to_string(), "+inf [+inf, +inf]");
+        assert_eq!(sweep.elo().unwrap().to_string(), "+inf [no interval: every game won]");
+        let near_sweep = Record { wins: 3, draws: 0, losses: 1 };
+        assert_eq!(near_sweep.elo().unwrap().to_string(), "+191 [-126, +inf]");
         assert_eq!(Record::default().elo(), None);
     }
 }

@@ -189,7 +189,7 @@ impl Engine {
         engine.send("uci", "during the handshake")?;
         let deadline = Instant::now() + handshake_timeout;
         loop {
-            let line = engine.receive(deadline, "`uci` (handshake)")?;
+            let line = engine.receive(deadline, handshake_timeout, "`uci` (handshake)")?;
             if line.trim() == "uciok" {
                 break;
             }
@@ -229,7 +229,7 @@ impl Engine {
     pub fn ready(&mut self, timeout: Duration) -> Result<(), EngineError> {
         self.send("isready", "at isready")?;
         let deadline = Instant::now() + timeout;
-        while self.receive(deadline, "`isready`")?.trim() != "readyok" {}
+        while self.receive(deadline, timeout, "`isready`")?.trim() != "readyok" {}
         Ok(())
     }
 
@@ -247,7 +247,7 @@ impl Engine {
         let deadline = started + timeout;
         let mut outcome = SearchOutcome::default();
         loop {
-            let line = self.receive(deadline, "`go` with a `bestmove`")?;
+            let line = self.receive(deadline, timeout, "`go` with a `bestmove`")?;
             let line = line.trim();
             if line.starts_with("info ") {
                 outcome.read_info(line);
@@ -264,7 +264,8 @@ impl Engine {
         written.map_err(|_| self.crashed(during))
     }
 
-    fn receive(&mut self, deadline: Instant, during: &str) -> Result<String, EngineError> {
+    /// The next line, waiting until `deadline` (`limit` after the request, for messages).
+    fn receive(&mut self, deadline: Instant, limit: Duration, during: &str) -> Result<String, EngineError> {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(line) => Ok(line),
@@ -272,7 +273,7 @@ impl Engine {
             Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout {
                 engine: self.name.clone(),
                 during: format!("to {during}"),
-                limit_ms: wait.as_millis().max(1),
+                limit_ms: limit.as_millis(),
             }),
         }
     }
