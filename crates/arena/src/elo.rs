@@ -26,7 +26,7 @@ pub fn elo_from_score(score: f64) -> f64 {
     }
 }
 
-/// An Elo estimate with its 95% interval.
+/// An Elo estimate with its 95% interval (NaN ends when every game had the same result).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct EloEstimate {
     /// Point estimate.
@@ -40,9 +40,8 @@ pub struct EloEstimate {
 impl std::fmt::Display for EloEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let show = |x: f64| if x.is_finite() { format!("{x:+.0}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
-        if !self.elo.is_finite() {
-            let all = if self.elo > 0.0 { "won" } else { "lost" };
-            return write!(f, "{} [no interval: every game {all}]", show(self.elo));
+        if self.low.is_nan() {
+            return write!(f, "{} [no interval: every game had the same result]", show(self.elo));
         }
         write!(f, "{} [{}, {}]", show(self.elo), show(self.low), show(self.high))
     }
@@ -85,6 +84,10 @@ impl Record {
             + f64::from(self.draws) * (0.5 - s).powi(2)
             + f64::from(self.losses) * s.powi(2))
             / n;
+        if variance == 0.0 {
+            // All wins, all draws or all losses: the spread of results is unknown.
+            return Some(EloEstimate { elo: elo_from_score(s), low: f64::NAN, high: f64::NAN });
+        }
         let margin = 1.959_963_985 * (variance / n).sqrt();
         Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(s - margin), high: elo_from_score(s + margin) })
     }
@@ -107,7 +110,9 @@ mod tests {
         assert!((e.low + e.high).abs() < 1e-9, "symmetric at 50%");
         assert_eq!(e.to_string(), "+0 [-53, +53]");
         let sweep = Record { wins: 4, draws: 0, losses: 0 };
-        assert_eq!(sweep.elo().unwrap().to_string(), "+inf [no interval: every game won]");
+        assert_eq!(sweep.elo().unwrap().to_string(), "+inf [no interval: every game had the same result]");
+        let draws = Record { wins: 0, draws: 6, losses: 0 };
+        assert_eq!(draws.elo().unwrap().to_string(), "+0 [no interval: every game had the same result]");
         let near_sweep = Record { wins: 3, draws: 0, losses: 1 };
         assert_eq!(near_sweep.elo().unwrap().to_string(), "+191 [-126, +inf]");
         assert_eq!(Record::default().elo(), None);

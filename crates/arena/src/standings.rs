@@ -23,6 +23,12 @@ pub struct Standings {
     pub endings: BTreeMap<String, usize>,
 }
 
+/// Title of the crosstable.
+const CROSSTABLE: &str = "crosstable (points of the row player against the column player, both colours)";
+/// Title of the table in the thesis's form.
+const TABLE_6_6: &str =
+    "table 6.6 form: row player as White vs column player as Black, sum of +1 win / 0 draw / -1 loss (W-D-L)";
+
 /// A reason without its details: `engine X crashed ...` → `crash`.
 fn ending_kind(game: &FinishedGame) -> String {
     use crate::game::Termination::*;
@@ -92,40 +98,25 @@ impl Standings {
                 r.elo().map_or("-".into(), |e| e.to_string())
             );
         }
-        let cell = 12;
         let labels: Vec<String> = self.names.iter().enumerate().map(|(i, name)| format!("[{}] {name}", i + 1)).collect();
-        let width = labels.iter().map(String::len).max().unwrap_or(0);
-        let header = |out: &mut String, title: &str| {
-            let _ = write!(out, "\n{title}\n{:<width$}", "");
-            for (j, _) in self.names.iter().enumerate() {
+        let matrix = |out: &mut String, title: &str, records: &[Vec<Record>], cell_text: &dyn Fn(Record) -> String| {
+            let (label_width, cell) = (labels.iter().map(String::len).max().unwrap_or(0), 12);
+            let _ = write!(out, "\n{title}\n{:<label_width$}", "");
+            for j in 0..n {
                 let _ = write!(out, "  {:>cell$}", format!("[{}]", j + 1));
+            }
+            for (i, label) in labels.iter().enumerate() {
+                let _ = write!(out, "\n{label:<label_width$}");
+                for (j, &r) in records[i].iter().enumerate() {
+                    let r = if i == j { Record::default() } else { r };
+                    let text = if r.games() == 0 { "-".into() } else { cell_text(r) };
+                    let _ = write!(out, "  {text:>cell$}");
+                }
             }
             out.push('\n');
         };
-        header(&mut out, "crosstable (points of the row player against the column player, both colours)");
-        for i in 0..n {
-            let _ = write!(out, "{:<width$}", labels[i]);
-            for j in 0..n {
-                let r = self.pair[i][j];
-                let text = if i == j || r.games() == 0 { "-".into() } else { format!("{}/{}", r.points(), r.games()) };
-                let _ = write!(out, "  {text:>cell$}");
-            }
-            out.push('\n');
-        }
-        header(&mut out, "table 6.6 form: row player as White vs column player as Black, sum of +1 win / 0 draw / -1 loss (W-D-L)");
-        for i in 0..n {
-            let _ = write!(out, "{:<width$}", labels[i]);
-            for j in 0..n {
-                let r = self.as_white[i][j];
-                let text = if i == j || r.games() == 0 {
-                    "-".into()
-                } else {
-                    format!("{:+} ({}-{}-{})", r.wins as i64 - r.losses as i64, r.wins, r.draws, r.losses)
-                };
-                let _ = write!(out, "  {text:>cell$}");
-            }
-            out.push('\n');
-        }
+        matrix(&mut out, CROSSTABLE, &self.pair, &|r| format!("{}/{}", r.points(), r.games()));
+        matrix(&mut out, TABLE_6_6, &self.as_white, &|r| format!("{:+} ({}-{}-{})", i64::from(r.wins) - i64::from(r.losses), r.wins, r.draws, r.losses));
         out.push('\n');
         for i in 0..n {
             for j in i + 1..n {
