@@ -1,0 +1,183 @@
+//! Opening positions for matches: EPD lines (a position each) or PGN games (a start position
+//! and the main line's moves), checked for legality when read.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
+
+use crate::epd::{LineError, parse_line, read_lines};
+
+/// A start position and the moves played from it before the engines take over; always
+/// legal (checked when made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opening {
+    fen: String,
+    moves: Vec<String>,
+}
+
+impl Opening {
+    /// The standard start position, no moves.
+    pub fn startpos() -> Opening {
+        Opening { fen: Fen::from_position(&Chess::default(), EnPassantMode::Legal).to_string(), moves: Vec::new() }
+    }
+
+    /// An opening from a FEN and UCI moves, checked: the position is legal, every move is
+    /// legal, and the game is not over at the end.
+    pub fn new(fen: &str, moves: Vec<String>) -> Result<Opening, String> {
+        let start = parse_fen(fen)?;
+        let mut position = start.clone();
+        for (i, uci) in moves.iter().enumerate() {
+            let m = uci
+                .parse::<UciMove>()
+                .ok()
+                .and_then(|m| m.to_move(&position).ok())
+                .ok_or_else(|| format!("move {} (\"{uci}\") is not legal", i + 1))?;
+            position.play_unchecked(m);
+        }
+        if position.is_game_over() {
+            return Err(format!("the game is already over after {} plies", moves.len()));
+        }
+        Ok(Opening { fen: Fen::from_position(&start, EnPassantMode::Legal).to_string(), moves })
+    }
+
+    /// The start position (FEN).
+    pub fn fen(&self) -> &str {
+        &self.fen
+    }
+
+    /// The moves played from it (UCI).
+    pub fn moves(&self) -> &[String] {
+        &self.moves
+    }
+}
+
+/// Reads a FEN of a legal standard chess position.
+pub fn parse_fen(fen: &str) -> Result<Chess, String> {
+    let parsed: Fen = fen.parse().map_err(|e| format!("FEN \"{fen}\": {e}"))?;
+    parsed.into_position(CastlingMode::Standard).map_err(|e| format!("FEN \"{fen}\": {e}"))
+}
+
+/// Openings read from a file, with the entries that could not be used.
+#[derive(Debug, Default)]
+pub struct OpeningBook {
+    /// The usable openings, in file order.
+    pub openings: Vec<Opening>,
+    /// Bad EPD lines, or bad PGN games (numbered from 1 as "line").
+    pub errors: Vec<LineError>,
+}
+
+impl OpeningBook {
+    /// Reads `.pgn` files as games and anything else as EPD.
+    pub fn read(path: &Path) -> std::io::Result<OpeningBook> {
+        let is_pgn = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pgn"));
+        if is_pgn { read_pgn(path) } else { read_epd(path) }
+    }
+}
+
+fn read_epd(path: &Path) -> std::io::Result<OpeningBook> {
+    let mut book = OpeningBook::default();
+    for (line, text) in read_lines(path)? {
+        match parse_line(&text).and_then(|epd| Opening::new(&epd.fen, Vec::new())) {
+            Ok(opening) => book.openings.push(opening),
+            Err(message) => book.errors.push(LineError { line, message }),
+        }
+    }
+    Ok(book)
+}
+
+fn read_pgn(path: &Path) -> std::io::Result<OpeningBook> {
+    let file = std::fs::File::open(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let mut reader = Reader::new(file);
+    let mut book = OpeningBook::default();
+    let mut game = 0;
+    while let Some(parsed) = reader.read_game(&mut OpeningVisitor)? {
+        game += 1;
+        match parsed {
+            Ok(opening) => book.openings.push(opening),
+            Err(message) => book.errors.push(LineError { line: game, message: format!("game {game}: {message}") }),
+        }
+    }
+    Ok(book)
+}
+
+/// Reads one PGN game's start position and main line.
+struct OpeningVisitor;
+
+/// The game being read.
+struct Line {
+    start: Chess,
+    position: Chess,
+    moves: Vec<String>,
+}
+
+impl Visitor for OpeningVisitor {
+    type Tags = Option<String>;
+    type Movetext = Line;
+    type Output = Result<Opening, String>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
+        ControlFlow::Continue(None)
+    }
+
+    fn tag(&mut self, fen: &mut Option<String>, name: &[u8], value: RawTag<'_>) -> ControlFlow<Self::Output> {
+        if name == b"FEN" {
+            *fen = Some(value.decode_utf8_lossy().into_owned());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, fen: Option<String>) -> ControlFlow<Self::Output, Line> {
+        let start = match fen.as_deref().map(parse_fen).unwrap_or(Ok(Chess::default())) {
+            Ok(p) => p,
+            Err(e) => return ControlFlow::Break(Err(e)),
+        };
+        ControlFlow::Continue(Line { position: start.clone(), start, moves: Vec::new() })
+    }
+
+    fn san(&mut self, line: &mut Line, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        match san_plus.san.to_move(&line.position) {
+            Ok(m) => {
+                line.moves.push(UciMove::from_standard(m).to_string());
+                line.position.play_unchecked(m);
+                ControlFlow::Continue(())
+            }
+            Err(e) => ControlFlow::Break(Err(format!("move {} after {} plies: {e}", san_plus, line.moves.len()))),
+        }
+    }
+
+    fn begin_variation(&mut self, _line: &mut Line) -> ControlFlow<Self::Output, Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, line: Line) -> Self::Output {
+        Opening::new(&Fen::from_position(&line.start, EnPassantMode::Legal).to_string(), line.moves)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epd_and_pgn_openings() {
+        let dir = tempfile::tempdir().unwrap();
+        let epd = dir.path().join("o.epd");
+        std::fs::write(&epd, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\nbad line\n\n# comment\n").unwrap();
+        let book = OpeningBook::read(&epd).unwrap();
+        assert_eq!(book.openings.len(), 1);
+        assert_eq!(book.openings[0].fen(), "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
+        assert_eq!(book.errors[0].line, 2);
+
+        let pgn = dir.path().join("o.pgn");
+        std::fs::write(&pgn, "[Event \"a\"]\n\n1. e4 (1. d4) e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. e4 e5 2. Ke3 *\n\n[Event \"c\"]\n[FEN \"4k3/8/8/8/8/8/4P3/4K3 w - - 0 1\"]\n\n1. e3 *\n").unwrap();
+        let book = OpeningBook::read(&pgn).unwrap();
+        assert_eq!(book.openings.len(), 2);
+        assert_eq!(book.openings[0].moves(), ["e2e4", "e7e5", "g1f3"]);
+        assert_eq!(book.openings[1].fen(), "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
+        assert!(book.errors[0].message.contains("game 2") && book.errors[0].message.contains("Ke3"), "{:?}", book.errors);
+    }
+}

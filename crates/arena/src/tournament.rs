@@ -1,0 +1,182 @@
+//! Matches and round robins: the schedule (each opening twice, colours swapped, for every
+//! pair of players), several games at once, engine processes kept between games and
+//! restarted after a failure.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::channel;
+
+use crate::game::{GameRecord, GameResult, GameSettings, Termination, play_game};
+use crate::openings::Opening;
+use crate::uci::{Engine, EngineCommand};
+
+/// One game of the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pairing {
+    /// Game number, from 1.
+    pub round: usize,
+    /// Index of White in the player list.
+    pub white: usize,
+    /// Index of Black.
+    pub black: usize,
+    /// Index of the opening.
+    pub opening: usize,
+}
+
+/// The games of a round robin with `games_per_pair` games per pair: game `2k` and `2k + 1`
+/// of a pair share opening `k` (cycling through the book) with colours swapped. Pairs are
+/// interleaved so that a stopped match is still balanced.
+pub fn schedule(players: usize, games_per_pair: usize, openings: usize) -> Vec<Pairing> {
+    let pairs: Vec<(usize, usize)> = (0..players).flat_map(|i| (i + 1..players).map(move |j| (i, j))).collect();
+    let mut games = Vec::with_capacity(pairs.len() * games_per_pair);
+    for g in 0..games_per_pair {
+        for &(i, j) in &pairs {
+            let (white, black) = if g % 2 == 0 { (i, j) } else { (j, i) };
+            games.push(Pairing { round: games.len() + 1, white, black, opening: (g / 2) % openings.max(1) });
+        }
+    }
+    games
+}
+
+/// A played game with its place in the schedule.
+#[derive(Clone, Debug)]
+pub struct FinishedGame {
+    /// Where it was scheduled.
+    pub pairing: Pairing,
+    /// What happened.
+    pub record: GameRecord,
+}
+
+/// Settings of a match.
+#[derive(Clone, Debug)]
+pub struct MatchSettings {
+    /// Two or more players.
+    pub players: Vec<EngineCommand>,
+    /// Openings, used in order.
+    pub openings: Vec<Opening>,
+    /// Games per pair of players.
+    pub games_per_pair: usize,
+    /// Games played at once.
+    pub concurrency: usize,
+    /// Per-game settings.
+    pub game: GameSettings,
+}
+
+enum Event {
+    Warning(String),
+    Game(Box<FinishedGame>),
+}
+
+/// Plays the whole schedule. `on_game` sees each game as it finishes (with the number
+/// finished so far); `on_warning` each distinct warning. Returns the games in schedule order.
+pub fn run_match(
+    settings: &MatchSettings,
+    mut on_game: impl FnMut(&FinishedGame, usize),
+    mut on_warning: impl FnMut(&str),
+) -> Vec<FinishedGame> {
+    let openings = if settings.openings.is_empty() { vec![Opening::startpos()] } else { settings.openings.clone() };
+    let games = schedule(settings.players.len(), settings.games_per_pair, openings.len());
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = channel();
+    let mut finished: Vec<FinishedGame> = Vec::with_capacity(games.len());
+    std::thread::scope(|scope| {
+        for _ in 0..settings.concurrency.clamp(1, games.len().max(1)) {
+            let sender = sender.clone();
+            let (next, games, openings) = (&next, &games, &openings);
+            scope.spawn(move || {
+                let mut engines: Vec<Option<Engine>> = settings.players.iter().map(|_| None).collect();
+                while let Some(pairing) = games.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let record = play_pairing(settings, *pairing, &openings[pairing.opening], &mut engines, &mut |w| {
+                        let _ = sender.send(Event::Warning(w));
+                    });
+                    let game = FinishedGame { pairing: *pairing, record };
+                    if sender.send(Event::Game(Box::new(game))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut warned = BTreeSet::new();
+        for event in receiver {
+            match event {
+                Event::Warning(w) => {
+                    if warned.insert(w.clone()) {
+                        on_warning(&w);
+                    }
+                }
+                Event::Game(game) => {
+                    finished.push(*game);
+                    on_game(finished.last().expect("just pushed"), finished.len());
+                }
+            }
+        }
+    });
+    finished.sort_by_key(|g| g.pairing.round);
+    finished
+}
+
+/// Plays one scheduled game on this worker's engines, starting the ones it lacks and
+/// dropping the one that failed.
+fn play_pairing(
+    settings: &MatchSettings,
+    pairing: Pairing,
+    opening: &Opening,
+    engines: &mut [Option<Engine>],
+    warn: &mut dyn FnMut(String),
+) -> GameRecord {
+    for (side, index) in [pairing.white, pairing.black].into_iter().enumerate() {
+        if engines[index].is_some() {
+            continue;
+        }
+        match Engine::start(&settings.players[index], settings.game.handshake_timeout) {
+            Ok((engine, warnings)) => {
+                warnings.into_iter().for_each(&mut *warn);
+                engines[index] = Some(engine);
+            }
+            Err(e) => {
+                let loser = if side == 0 { shakmaty::Color::White } else { shakmaty::Color::Black };
+                return GameRecord {
+                    white: settings.players[pairing.white].name.clone(),
+                    black: settings.players[pairing.black].name.clone(),
+                    start_fen: opening.fen().to_owned(),
+                    moves: Vec::new(),
+                    result: GameResult::loss_of(loser),
+                    termination: Termination::Abandoned,
+                    reason: e.to_string(),
+                    failed: Some(loser),
+                };
+            }
+        }
+    }
+    let (low, high) = (pairing.white.min(pairing.black), pairing.white.max(pairing.black));
+    let (left, right) = engines.split_at_mut(high);
+    let (a, b) = (left[low].as_mut().expect("started above"), right[0].as_mut().expect("started above"));
+    let pair = if pairing.white < pairing.black { [a, b] } else { [b, a] };
+    let record = play_game(pair, opening, &settings.game);
+    if let Some(side) = record.failed {
+        let index = if side == shakmaty::Color::White { pairing.white } else { pairing.black };
+        engines[index] = None;
+    }
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_swaps_colours_and_shares_openings() {
+        let games = schedule(3, 4, 10);
+        assert_eq!(games.len(), 12);
+        let ab: Vec<_> = games.iter().filter(|g| g.white.min(g.black) == 0 && g.white.max(g.black) == 1).collect();
+        assert_eq!(ab.len(), 4);
+        assert_eq!((ab[0].white, ab[0].opening, ab[1].white, ab[1].opening), (0, 0, 1, 0));
+        assert_eq!((ab[2].opening, ab[3].opening), (1, 1));
+        for p in 0..3 {
+            assert_eq!(games.iter().filter(|g| g.white == p).count(), 4, "equal number of games as White");
+        }
+        assert_eq!(schedule(2, 5, 2).iter().map(|g| g.opening).collect::<Vec<_>>(), [0, 0, 1, 1, 0]);
+        assert!(games.iter().enumerate().all(|(i, g)| g.round == i + 1));
+    }
+}

@@ -1,0 +1,243 @@
+//! `deepchess match` end to end with scripted fake engines: games end by the rules and by
+//! the move limit, the PGN reads back with pgn-reader and replays legally, counts agree,
+//! and engines that crash, hang or play an illegal move lose their games while the match
+//! goes on. Where Stockfish and Glaurung are installed, a short real match too.
+
+mod common;
+
+use std::ops::ControlFlow;
+
+use common::{deepchess, fake_engine, find_engine, texts};
+use pgn_reader::{RawTag, Reader, SanPlus, Visitor};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
+
+/// One game read back from the PGN output.
+#[derive(Debug, Default)]
+struct Game {
+    tags: Vec<(String, String)>,
+    plies: usize,
+    evals: usize,
+    checkmate: bool,
+    error: Option<String>,
+}
+
+impl Game {
+    fn tag(&self, name: &str) -> &str {
+        self.tags.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Replays every game with shakmaty: any illegal move is an error.
+struct Replay;
+
+impl Visitor for Replay {
+    type Tags = Vec<(String, String)>;
+    type Movetext = (Game, Chess);
+    type Output = Game;
+
+    fn begin_tags(&mut self) -> ControlFlow<Game, Self::Tags> {
+        ControlFlow::Continue(Vec::new())
+    }
+
+    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Game> {
+        tags.push((String::from_utf8_lossy(name).into_owned(), value.decode_utf8_lossy().into_owned()));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Game, Self::Movetext> {
+        let game = Game { tags, ..Game::default() };
+        let start = match game.tags.iter().find(|(k, _)| k == "FEN") {
+            Some((_, fen)) => fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap(),
+            None => Chess::default(),
+        };
+        ControlFlow::Continue((game, start))
+    }
+
+    fn san(&mut self, (game, pos): &mut Self::Movetext, san: SanPlus) -> ControlFlow<Game> {
+        match san.san.to_move(pos) {
+            Ok(m) => {
+                pos.play_unchecked(m);
+                game.plies += 1;
+            }
+            Err(e) => game.error = Some(format!("{san}: {e}")),
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn comment(&mut self, (game, _): &mut Self::Movetext, comment: pgn_reader::RawComment<'_>) -> ControlFlow<Game> {
+        game.evals += usize::from(comment.as_bytes().starts_with(b"[%eval "));
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, (mut game, pos): Self::Movetext) -> Game {
+        game.checkmate = pos.is_checkmate();
+        game
+    }
+}
+
+fn read_pgn(path: &std::path::Path) -> Vec<Game> {
+    let mut reader = Reader::new(std::fs::File::open(path).unwrap());
+    let mut games = Vec::new();
+    while let Some(g) = reader.read_game(&mut Replay).unwrap() {
+        assert_eq!(g.error, None, "illegal move in the PGN output");
+        games.push(g);
+    }
+    games
+}
+
+const FOOLS_MATE: &str = "f2f3,e7e5,g2g4,d8h4";
+
+#[test]
+fn round_robin_ends_by_the_rules_with_valid_pgn_and_consistent_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let engine = fake_engine("script", FOOLS_MATE);
+    let specs: Vec<String> = ["A", "B", "C"].iter().map(|n| format!("--engine=name={n},cmd=\"{engine}\",hash=2")).collect();
+    let mut args: Vec<&str> = vec!["match", "--movetime", "50", "--games", "2", "--concurrency", "2"];
+    args.extend(specs.iter().map(String::as_str));
+    args.extend(["--pgn-out", pgn.to_str().unwrap()]);
+    let out = deepchess(&args);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+
+    // Every game is Black's fool's mate: each player wins its two games as Black.
+    for name in ["A", "B", "C"] {
+        let line = stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).unwrap();
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(fields[2..8], ["4", "2", "0", "2", "2.0", "50.0"], "{line}");
+    }
+    assert!(stdout.contains("A vs B: W/D/L 1/0/1, score 1/2 (50.0%), Elo difference +0"), "{stdout}");
+    assert!(stdout.contains("endings: checkmate 6"), "{stdout}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("game ")).count(), 6, "a progress line per game:\n{stderr}");
+
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 6);
+    for (i, g) in games.iter().enumerate() {
+        assert_eq!(g.tag("Round"), (i + 1).to_string());
+        assert_eq!(g.tag("Result"), "0-1");
+        assert_eq!(g.tag("Termination"), "normal");
+        assert_eq!(g.tag("PlyCount"), "4");
+        assert!(g.checkmate && g.plies == 4 && g.evals == 4, "{g:?}");
+    }
+    let mut pairs: Vec<(String, String)> = games.iter().map(|g| (g.tag("White").into(), g.tag("Black").into())).collect();
+    pairs.sort();
+    let expected = [("A", "B"), ("A", "C"), ("B", "A"), ("B", "C"), ("C", "A"), ("C", "B")];
+    assert_eq!(pairs, expected.map(|(w, b)| (w.to_owned(), b.to_owned())), "each pair plays both colours");
+
+    let again = deepchess(&args);
+    assert!(!again.status.success() && texts(&again).1.contains("--force"), "no overwrite without --force");
+}
+
+#[test]
+fn repetition_and_move_limit_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("draws.pgn");
+    let openings = dir.path().join("openings.pgn");
+    // A PGN opening: 1. Nf3 Nf6, then the engines shuffle the knights back and forth.
+    std::fs::write(&openings, "[Event \"o\"]\n\n1. Nf3 Nf6 *\n").unwrap();
+    let engine = fake_engine("script", "g1f3,g8f6,f3g1,f6g8,g1f3,g8f6,f3g1,f6g8,g1f3,g8f6");
+    let (p, q) = (format!("name=P,cmd=\"{engine}\""), format!("name=Q,cmd=\"{engine}\""));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["match", "--nodes", "10", "--engine", &p];
+        args.extend(["--engine", &q, "--openings", openings.to_str().unwrap(), "--pgn-out", pgn.to_str().unwrap(), "--force"]);
+        args.extend(extra);
+        let out = deepchess(&args);
+        assert!(out.status.success(), "{}", texts(&out).1);
+        (texts(&out).0, read_pgn(&pgn))
+    };
+    let (stdout, games) = run(&[]);
+    assert!(stdout.contains("endings: threefold repetition 2"), "{stdout}");
+    // The start position occurs for the third time after 8 plies (2 from the opening).
+    assert!(games.iter().all(|g| g.plies == 8 && g.tag("Result") == "1/2-1/2" && g.evals == 6), "{games:?}");
+    let (stdout, games) = run(&["--max-moves", "3"]);
+    assert!(stdout.contains("endings: draw by move limit 2"), "{stdout}");
+    assert!(games.iter().all(|g| g.plies == 6 && g.tag("Termination") == "adjudication"), "{games:?}");
+}
+
+#[test]
+fn crashing_hanging_and_illegal_engines_lose_and_the_match_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("failures.pgn");
+    let specs: Vec<String> = [("Good", fake_engine("script", FOOLS_MATE)), ("Crash", fake_engine("crash", "")), ("Hang", fake_engine("hang", "")), ("Illegal", fake_engine("illegal", ""))]
+        .iter()
+        .map(|(n, cmd)| format!("name={n},cmd=\"{cmd}\""))
+        .collect();
+    let mut args = vec!["match", "--movetime", "50", "--margin-ms", "300", "--games", "2", "--pgn-out", pgn.to_str().unwrap()];
+    for s in &specs {
+        args.extend(["--engine", s.as_str()]);
+    }
+    let out = deepchess(&args);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Good wins all 6 games; between two failing engines, White fails first and loses.
+    let record = |name: &str| {
+        let line = stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).unwrap();
+        line.split_whitespace().skip(2).take(4).collect::<Vec<_>>().join(" ")
+    };
+    assert_eq!(record("Good"), "6 6 0 0");
+    for name in ["Crash", "Hang", "Illegal"] {
+        assert_eq!(record(name), "6 2 0 4", "{name}:\n{stdout}");
+    }
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 12);
+    let count = |t: &str| games.iter().filter(|g| g.tag("Termination") == t).count();
+    assert_eq!((count("abandoned"), count("time forfeit"), count("rules infraction")), (4, 4, 4), "{games:?}");
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert!(text.contains("engine Crash crashed") && text.contains("engine Hang did not answer"), "{text}");
+    assert!(text.contains("Illegal played the illegal move \"a4a5\""), "{text}");
+}
+
+#[test]
+fn stockfish_against_glaurung() {
+    let (Some(sf), Some(gl)) = (find_engine("stockfish"), find_engine("glaurung")) else {
+        println!("skipped: needs Debian's stockfish and glaurung packages");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("real.pgn");
+    let (a, b) = (format!("name=SF,cmd={},threads=1", sf.display()), format!("name=Glaurung,cmd={}", gl.display()));
+    let out = deepchess(&["match", "--engine", &a, "--engine", &b, "--depth", "4", "--games", "2", "--max-moves", "60", "--pgn-out", pgn.to_str().unwrap()]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 2);
+    assert!(games.iter().all(|g| g.tag("Termination") == "normal" || g.tag("Termination") == "adjudication"), "{stdout}");
+    assert!(stdout.contains("SF vs Glaurung: W/D/L"), "{stdout}");
+}
+
+/// Whether `deepchess uci` answers the handshake (it comes from the engine issue).
+fn own_engine_available() -> bool {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_deepchess"))
+        .arg("uci")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(b"uci\nquit\n");
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "uciok")
+}
+
+#[test]
+fn two_of_our_searches_at_fixed_nodes() {
+    if !own_engine_available() {
+        println!("skipped: `deepchess uci` does not answer the UCI handshake in this build");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("ours.pgn");
+    let out = deepchess(&[
+        "match", "--engine", "name=Eval,search=eval", "--engine", "name=Policy,search=policy", "--nodes", "200", "--games", "2",
+        "--max-moves", "30", "--pgn-out", pgn.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("has no option"), "our engine declares its options:\n{stderr}");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 2);
+    assert!(games.iter().all(|g| ["normal", "adjudication"].contains(&g.tag("Termination"))), "{stdout}\n{games:?}");
+    assert!(stdout.contains("Eval vs Policy: W/D/L"), "{stdout}");
+}
