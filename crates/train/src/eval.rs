@@ -83,11 +83,8 @@ pub fn value(data: &Path, models: &Path, pairs: usize, eval_weight: f64) -> anyh
     let scores = value::evaluate(&params, &device, &file, eval_weight)?;
     let (white, black) = comparator::decisive(&file);
     let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
-    let w: Vec<usize> = pairs.iter().map(|p| p.white_won).collect();
-    let b: Vec<usize> = pairs.iter().map(|p| p.black_won).collect();
-    let (vw, vb) = (value::logits(&params, &device, &file, &w)?, value::logits(&params, &device, &file, &b)?);
-    let right = vw.iter().zip(&vb).filter(|(w, b)| w > b).count();
-    Ok(ValueEval { scores, pair_accuracy: right as f64 / pairs.len().max(1) as f64, pairs: pairs.len() })
+    let pair_accuracy = value::pair_accuracy(&params, &device, &file, &pairs)?;
+    Ok(ValueEval { scores, pair_accuracy, pairs: pairs.len() })
 }
 
 /// Move-predictor figures on a PGN.

@@ -48,7 +48,8 @@ fn value_net_learns_and_round_trips_bit_for_bit() {
     assert!(last.validation_accuracy.unwrap() > 0.5, "three classes: chance is about 1/3, got {:?}", last.validation_accuracy);
     let back = Model::load(&out, ModelKind::Value).unwrap();
     assert_eq!(back, model);
-    assert_eq!(Params::from_model(&back).values, state.params.values, "the saved model is the trained parameters, bit for bit");
+    let (_, best) = state.best.clone().unwrap();
+    assert_eq!(Params::from_model(&back).values, best.values, "the saved model is the best epoch's parameters, bit for bit");
     assert!(out.join("metrics.csv").exists() && out.join("metrics.png").exists());
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
     assert!(err.contains("--resume") && err.contains("--force"), "{err}");

@@ -107,8 +107,19 @@ pub fn evaluate(params: &Params, device: &Device, file: &DataFile, eval_weight: 
     Ok(ValueScores { loss: tally.mean_loss(), accuracy: tally.accuracy(), positions: tally.count })
 }
 
-/// Trains the value net; writes `value.safetensors` + `value.json` into the run directory
-/// and returns the model.
+/// Share of `pairs` where the position from the game White won gets the higher score
+/// (the value net used as a comparator).
+pub fn pair_accuracy(params: &Params, device: &Device, file: &DataFile, pairs: &[crate::trainers::comparator::Pair]) -> anyhow::Result<f64> {
+    let w: Vec<usize> = pairs.iter().map(|p| p.white_won).collect();
+    let b: Vec<usize> = pairs.iter().map(|p| p.black_won).collect();
+    let (vw, vb) = (logits(params, device, file, &w)?, logits(params, device, file, &b)?);
+    let right = vw.iter().zip(&vb).filter(|(w, b)| w > b).count();
+    Ok(right as f64 / pairs.len().max(1) as f64)
+}
+
+/// Trains the value net; writes `value.safetensors` + `value.json` (the parameters of the
+/// epoch with the lowest validation loss: the net memorises games quickly) into the run
+/// directory and returns the model.
 pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
     let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
     let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
@@ -144,20 +155,34 @@ pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
             lr,
             samples_per_second: rate,
         };
-        run.end_epoch(vec![row], None)?;
+        run.end_epoch(vec![row], Some(-val.loss))?;
     }
-    let val = evaluate(&run.state.params, &run.device.clone().inner(), &validation, options.eval_weight)?;
+    let (_, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
+    let best_epoch = run.state.history.iter().min_by(|a, b| a.validation_loss.total_cmp(&b.validation_loss)).map(|r| r.epoch);
+    let device = run.device.clone().inner();
+    let val = evaluate(&best, &device, &validation, options.eval_weight)?;
+    let (white, black) = crate::trainers::comparator::decisive(&validation);
+    let pairs = crate::trainers::comparator::draw_pairs(&white, &black, 50_000, crate::eval::PAIR_SEED, 0, false)?;
+    let pair_accuracy = pair_accuracy(&best, &device, &validation, &pairs)?;
     let options_json = serde_json::to_value(options)?;
-    let model = run.state.params.to_model(ModelKind::Value, &["value"], |card| {
+    let model = best.to_model(ModelKind::Value, &["value"], |card| {
         card.output = serde_json::json!({
             "meaning": "logit v of White's expected score: sigmoid(v) = expected score (win 1, draw 0.5, loss 0)",
             "centipawns": "v * VALUE_CP_PER_LOGIT",
             "value_cp_per_logit": VALUE_CP_PER_LOGIT,
             "target": "(1 - eval_weight) * result_score + eval_weight * sigmoid(eval_cp * 0.00368208) where the PGN has [%eval], else result_score; loss = MSE(sigmoid(v), target)",
         });
-        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, serde_json::json!({ "validation": val }));
+        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, serde_json::json!({ "validation": val, "best_epoch": best_epoch, "validation_pair_accuracy": pair_accuracy, "validation_pairs": pairs.len() }));
     })?;
     model.save(&run.dir)?;
-    println!("validation: loss={:.5} result_accuracy={:.4} positions={}", val.loss, val.accuracy, val.positions);
+    println!(
+        "best epoch {}: validation loss={:.5} result_accuracy={:.4} positions={} pair_accuracy={:.4} pairs={}",
+        best_epoch.unwrap_or(0),
+        val.loss,
+        val.accuracy,
+        val.positions,
+        pair_accuracy,
+        pairs.len()
+    );
     Ok(model)
 }
