@@ -87,3 +87,17 @@ pub fn bench_train(batch: usize, batches: usize) -> anyhow::Result<Vec<Throughpu
     }
     Ok(results)
 }
+
+/// Runs [`bench_train`] and formats its result as `deepchess bench train` prints it: one
+/// line per first-layer kind, then `pairs_per_second=<sparse> dense_pairs_per_second=<dense>
+/// speedup=<ratio> batch=<n>`.
+pub fn bench_train_report(batch: usize, batches: usize) -> anyhow::Result<String> {
+    let results = bench_train(batch, batches)?;
+    let mut out = String::new();
+    for r in &results {
+        out += &format!("comparator training, {} first layer: {:.0} pairs/s ({} batches of {batch})\n", r.first_layer, r.pairs_per_second, r.batches);
+    }
+    let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
+    out += &format!("pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n", sparse / dense);
+    Ok(out)
+}

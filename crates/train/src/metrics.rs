@@ -126,11 +126,12 @@ fn plot(path: &Path, rows: &[EpochMetrics]) -> Result<(), Box<dyn std::error::Er
         if let Some(f) = font() {
             mesh.x_desc("epoch").label_style((f, 13));
         } else {
-            mesh.disable_x_axis().disable_y_axis();
+            mesh.disable_x_axis().disable_y_axis().x_labels(0).y_labels(0);
         }
         mesh.draw()?;
         for (k, (name, points)) in data.iter().enumerate() {
             let colour = Palette99::pick(k).to_rgba();
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
             let line = chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))?;
             if font().is_some() {
                 line.label(name.clone())
