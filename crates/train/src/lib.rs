@@ -1,4 +1,14 @@
-//! deepchess training side: PGN ingestion into datasets.
+//! deepchess training side: PGN ingestion into datasets, and training and evaluation of
+//! the networks (Pos2Vec autoencoder, siamese comparator, move predictors, evaluation
+//! net) with burn on the CPU.
 
+pub mod bench;
+pub mod checkpoint;
+pub mod data;
+pub mod eval;
+pub mod metrics;
+pub mod nn;
 pub mod pgn;
 pub mod prepare;
+pub mod run;
+pub mod trainers;

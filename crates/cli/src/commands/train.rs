@@ -1,10 +1,55 @@
-//! `deepchess train` (issue 5).
+//! `deepchess train`: the four trainers (issue 5).
+
+use deepchess_train::run::RunArgs;
+use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
 
 /// Arguments of `deepchess train`.
 #[derive(clap::Args)]
-pub struct TrainArgs {}
+pub struct TrainArgs {
+    #[command(subcommand)]
+    network: Network,
+}
+
+#[derive(clap::Subcommand)]
+enum Network {
+    /// The evaluation net for search (game results blended with [%eval] scores).
+    Value {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        options: value::ValueOptions,
+    },
+    /// The seven move predictors (piece type, destination square per piece type).
+    Movepred {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        options: movepred::MovepredOptions,
+    },
+    /// The Pos2Vec autoencoder: layer-wise pre-training, then fine-tuning.
+    Autoencoder {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        options: autoencoder::AutoencoderOptions,
+    },
+    /// The siamese comparator (encoder initialised from --pos2vec).
+    Comparator {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        options: comparator::ComparatorOptions,
+    },
+}
 
 /// Runs `deepchess train`.
-pub fn run(_args: TrainArgs) -> anyhow::Result<()> {
-    super::pending("train", 5)
+pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let (dir, model) = match args.network {
+        Network::Value { run, options } => (run.out.clone(), value::train(&run, &options)?),
+        Network::Movepred { run, options } => (run.out.clone(), movepred::train(&run, &options)?),
+        Network::Autoencoder { run, options } => (run.out.clone(), autoencoder::train(&run, &options)?),
+        Network::Comparator { run, options } => (run.out.clone(), comparator::train(&run, &options)?),
+    };
+    println!("model written to {}/{}.{{safetensors,json}}", dir.display(), model.card.kind.name());
+    Ok(())
 }

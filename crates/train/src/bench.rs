@@ -1,0 +1,103 @@
+//! `deepchess bench train`: siamese-comparator training throughput (pairs per second)
+//! on the CPU, with the sparse first layer and, for reference in the same run, with the
+//! first layer as a dense matrix product in burn.
+
+use std::time::Instant;
+
+use burn::tensor::Device;
+use deepchess_core::{FEATURE_COUNT, ModelKind, SparseFeatures};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use shakmaty::{Chess, Position};
+
+use crate::nn::adam::Adam;
+use crate::nn::graph::Input;
+use crate::nn::loss::cross_entropy;
+use crate::nn::params::Params;
+use crate::nn::sparse::SparseBatch;
+use crate::run::step;
+use crate::trainers::comparator;
+
+/// Throughput of one way of running the first layer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    /// `sparse` or `dense`.
+    pub first_layer: String,
+    /// Training pairs per second (forward, backward and Adam update).
+    pub pairs_per_second: f64,
+    /// Batches timed.
+    pub batches: usize,
+}
+
+/// Positions from seeded random games (realistic sparsity: 20 to 37 active features).
+pub fn random_positions(count: usize, seed: u64) -> Vec<SparseFeatures> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::with_capacity(count);
+    let mut pos = Chess::default();
+    while out.len() < count {
+        let moves = pos.legal_moves();
+        if moves.is_empty() || pos.halfmoves() > 60 || rng.random_range(0..120) == 0 {
+            pos = Chess::default();
+            continue;
+        }
+        pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        out.push(SparseFeatures::from_position(&pos));
+    }
+    out
+}
+
+/// Times `batches` comparator training steps of `batch` pairs (after one warm-up step)
+/// with the first layer sparse and then dense.
+pub fn bench_train(batch: usize, batches: usize) -> anyhow::Result<Vec<Throughput>> {
+    let positions = random_positions(2 * batch * 4, 7);
+    let device = Device::default().autodiff();
+    let mut results = Vec::new();
+    for dense in [false, true] {
+        let mut params = Params::init(ModelKind::Comparator.default_stacks(), 0);
+        let mut adam = Adam::default();
+        let mut timed = 0.0;
+        for b in 0..=batches {
+            let start = (b % 4) * 2 * batch;
+            let first: SparseBatch = positions[start..start + batch].iter().copied().collect();
+            let second: SparseBatch = positions[start + batch..start + 2 * batch].iter().copied().collect();
+            let labels: Vec<usize> = (0..batch).map(|k| (k + b) % 2).collect();
+            let t = Instant::now();
+            step(&mut params, &mut adam, 1e-4, &device, |_| true, |g| {
+                let out = if dense {
+                    let mut both = first.clone();
+                    both.append(&second);
+                    let x = g.constant(both.to_dense(FEATURE_COUNT), 2 * batch, FEATURE_COUNT);
+                    let codes = g.stack("encoder", Input::Dense(x));
+                    comparator::head(g, codes, batch)
+                } else {
+                    comparator::logits(g, &first, &second)
+                };
+                Ok((cross_entropy(g, out, &labels), ()))
+            })?;
+            if b > 0 {
+                timed += t.elapsed().as_secs_f64();
+            }
+        }
+        results.push(Throughput {
+            first_layer: if dense { "dense" } else { "sparse" }.into(),
+            pairs_per_second: (batch * batches) as f64 / timed.max(1e-9),
+            batches,
+        });
+    }
+    Ok(results)
+}
+
+/// Runs [`bench_train`] and formats its result as `deepchess bench train` prints it: one
+/// line per first-layer kind, then `pairs_per_second=<sparse> dense_pairs_per_second=<dense>
+/// speedup=<ratio> batch=<n>`.
+pub fn bench_train_report(batch: usize, batches: usize) -> anyhow::Result<String> {
+    let results = bench_train(batch, batches)?;
+    let mut out = String::new();
+    for r in &results {
+        out += &format!("comparator training, {} first layer: {:.0} pairs/s ({} batches of {batch})\n", r.first_layer, r.pairs_per_second, r.batches);
+    }
+    let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
+    out += &format!("pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n", sparse / dense);
+    Ok(out)
+}

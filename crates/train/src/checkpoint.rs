@@ -1,0 +1,115 @@
+//! Training checkpoints: parameters, Adam's state, the best parameters so far and the
+//! run's history in one safetensors file (the JSON state in its metadata), written
+//! atomically so an interrupted run never leaves a corrupt checkpoint.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use anyhow::Context;
+use deepchess_core::StackSpec;
+use deepchess_core::atomic::write_atomic;
+use safetensors::tensor::TensorView;
+use safetensors::{Dtype, SafeTensors};
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::EpochMetrics;
+use crate::nn::adam::Adam;
+use crate::nn::params::Params;
+
+/// File name of the checkpoint inside a run directory.
+pub const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+
+/// Everything a run needs to continue exactly where it stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// Epochs completed.
+    pub epoch: u32,
+    /// Current parameters.
+    pub params: Params,
+    /// Optimiser state.
+    pub adam: Adam,
+    /// Best parameters by validation metric, with that metric (higher is better).
+    pub best: Option<(f64, Params)>,
+    /// Metrics of every completed epoch.
+    pub history: Vec<EpochMetrics>,
+    /// The options the run was started with (a resumed run must match them).
+    pub options: serde_json::Value,
+}
+
+#[derive(Serialize, Deserialize)]
+struct State {
+    epoch: u32,
+    adam_steps: BTreeMap<String, u64>,
+    stacks: Vec<StackSpec>,
+    best_stacks: Option<Vec<StackSpec>>,
+    best_metric: Option<f64>,
+    history: Vec<EpochMetrics>,
+    options: serde_json::Value,
+}
+
+impl Checkpoint {
+    /// Writes the checkpoint to `path` atomically.
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        let state = State {
+            epoch: self.epoch,
+            adam_steps: self.adam.steps.clone(),
+            stacks: self.params.stacks.clone(),
+            best_stacks: self.best.as_ref().map(|(_, p)| p.stacks.clone()),
+            best_metric: self.best.as_ref().map(|(m, _)| *m),
+            history: self.history.clone(),
+            options: self.options.clone(),
+        };
+        let mut buffers: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+        let mut add = |prefix: &str, map: &BTreeMap<String, Vec<f32>>| {
+            for (name, v) in map {
+                buffers.push((format!("{prefix}{name}"), vec![v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect()));
+            }
+        };
+        add("param/", &self.params.values);
+        add("adam_m/", &self.adam.m);
+        add("adam_v/", &self.adam.v);
+        if let Some((_, best)) = &self.best {
+            add("best/", &best.values);
+        }
+        let views = buffers
+            .iter()
+            .map(|(n, shape, bytes)| (n.as_str(), TensorView::new(Dtype::F32, shape.clone(), bytes).expect("consistent view")));
+        let metadata = HashMap::from([("state".to_string(), serde_json::to_string(&state)?)]);
+        let bytes = safetensors::serialize(views, Some(metadata)).context("serialising the checkpoint")?;
+        write_atomic(path, &bytes).with_context(|| format!("writing checkpoint {}", path.display()))
+    }
+
+    /// Reads a checkpoint written by [`Checkpoint::save`].
+    pub fn load(path: &Path) -> anyhow::Result<Checkpoint> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading checkpoint {}", path.display()))?;
+        let bad = |what: String| anyhow::anyhow!("{}: not a deepchess checkpoint: {what}", path.display());
+        let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
+        let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
+        let json = meta.metadata().as_ref().and_then(|m| m.get("state")).ok_or_else(|| bad("no state metadata".into()))?;
+        let state: State = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+        let mut maps: BTreeMap<&str, BTreeMap<String, Vec<f32>>> = BTreeMap::new();
+        for (name, view) in st.tensors() {
+            let (prefix, tensor) = name.split_once('/').ok_or_else(|| bad(format!("tensor `{name}`")))?;
+            let prefix = ["param", "adam_m", "adam_v", "best"]
+                .into_iter()
+                .find(|p| *p == prefix)
+                .ok_or_else(|| bad(format!("tensor `{name}`")))?;
+            let values = view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+            maps.entry(prefix).or_default().insert(tensor.to_string(), values);
+        }
+        let mut take = |k: &str| maps.remove(k).unwrap_or_default();
+        let params = Params { stacks: state.stacks, values: take("param") };
+        let adam = Adam { steps: state.adam_steps, m: take("adam_m"), v: take("adam_v") };
+        let best = match (state.best_metric, state.best_stacks) {
+            (Some(m), Some(stacks)) => Some((m, Params { stacks, values: take("best") })),
+            _ => None,
+        };
+        for (name, shape) in params.stacks.iter().flat_map(StackSpec::tensors) {
+            let found = params.values.get(&name).map(Vec::len);
+            if found != Some(shape.iter().product()) {
+                return Err(bad(format!("tensor `param/{name}` has {found:?} values, expected shape {shape:?}")));
+            }
+        }
+        Ok(Checkpoint { epoch: state.epoch, params, adam, best, history: state.history, options: state.options })
+    }
+}

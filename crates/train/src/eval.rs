@@ -1,0 +1,106 @@
+//! `deepchess eval`: the trained networks measured on any PGN file. The file is prepared
+//! exactly as for training (into a temporary directory, every game in one split, drawn
+//! games kept) and the measures are those of training: comparator pairs drawn from the
+//! decisive games with a fixed seed, the move predictors' per-net and joint accuracy,
+//! the value net's loss, result accuracy and accuracy as a comparator on the same pairs.
+
+use std::path::Path;
+
+use anyhow::Context;
+use burn::tensor::Device;
+use deepchess_core::{Content, Model, ModelKind, Split};
+use serde::Serialize;
+
+use crate::data::DataFile;
+use crate::nn::params::Params;
+use crate::prepare::{PrepareOptions, prepare};
+use crate::trainers::{comparator, movepred, value};
+
+/// Seed of the evaluation pairs.
+pub const PAIR_SEED: u64 = 0;
+
+/// A PGN prepared into a temporary directory (removed on drop).
+pub struct PreparedPgn {
+    dir: tempfile::TempDir,
+}
+
+impl PreparedPgn {
+    /// Prepares `pgn` (every game, draws kept, all in the validation split).
+    pub fn new(pgn: &Path) -> anyhow::Result<PreparedPgn> {
+        let dir = tempfile::tempdir().context("creating a temporary directory")?;
+        let mut options = PrepareOptions::new(vec![pgn.to_path_buf()], dir.path().join("data"));
+        options.draws = true;
+        options.validation_fraction = 1.0;
+        prepare(&options, &mut |_| {}, &mut |line| eprintln!("{line}")).with_context(|| format!("--pgn {}", pgn.display()))?;
+        Ok(PreparedPgn { dir })
+    }
+
+    /// The dataset directory.
+    pub fn data(&self) -> std::path::PathBuf {
+        self.dir.path().join("data")
+    }
+}
+
+fn load(models: &Path, kind: ModelKind) -> anyhow::Result<Params> {
+    Ok(Params::from_model(&Model::load(models, kind).with_context(|| format!("--models {}", models.display()))?))
+}
+
+/// Comparator figures on a PGN.
+#[derive(Clone, Debug, Serialize)]
+pub struct ComparatorEval {
+    /// Share of pairs ranked right.
+    pub accuracy: f64,
+    /// Pairs.
+    pub pairs: usize,
+}
+
+/// The comparator on `pairs` pairs of the prepared `data`.
+pub fn comparator(data: &Path, models: &Path, pairs: usize) -> anyhow::Result<ComparatorEval> {
+    let params = load(models, ModelKind::Comparator)?;
+    let file = DataFile::open(data, Content::Positions, Split::Validation)?;
+    let (white, black) = comparator::decisive(&file);
+    let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
+    let tally = comparator::evaluate(&params, &Device::default(), &file, &pairs)?;
+    Ok(ComparatorEval { accuracy: tally.accuracy(), pairs: pairs.len() })
+}
+
+/// Value-net figures on a PGN.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValueEval {
+    /// Loss and result accuracy over every position.
+    pub scores: value::ValueScores,
+    /// Share of comparator pairs where the White-won position gets the higher score.
+    pub pair_accuracy: f64,
+    /// Pairs.
+    pub pairs: usize,
+}
+
+/// The value net on the prepared `data` (targets with `eval_weight` as in training).
+pub fn value(data: &Path, models: &Path, pairs: usize, eval_weight: f64) -> anyhow::Result<ValueEval> {
+    let params = load(models, ModelKind::Value)?;
+    let file = DataFile::open(data, Content::Positions, Split::Validation)?;
+    let device = Device::default();
+    let scores = value::evaluate(&params, &device, &file, eval_weight)?;
+    let (white, black) = comparator::decisive(&file);
+    let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
+    let pair_accuracy = value::pair_accuracy(&params, &device, &file, &pairs)?;
+    Ok(ValueEval { scores, pair_accuracy, pairs: pairs.len() })
+}
+
+/// Move-predictor figures on a PGN.
+#[derive(Clone, Debug, Serialize)]
+pub struct MovepredEval {
+    /// Per-net scores.
+    pub nets: Vec<movepred::NetScores>,
+    /// The joint legal-move predictor.
+    pub joint: movepred::JointScores,
+}
+
+/// The move predictors on the prepared `data`.
+pub fn movepred(data: &Path, models: &Path) -> anyhow::Result<MovepredEval> {
+    let params = load(models, ModelKind::Movepred)?;
+    let file = DataFile::open(data, Content::Moves, Split::Validation)?;
+    let device = Device::default();
+    let indices = movepred::net_indices(&file)?;
+    Ok(MovepredEval { nets: movepred::evaluate_nets(&params, &device, &file, &indices)?, joint: movepred::evaluate_joint(&params, &device, &file)? })
+}

@@ -1,0 +1,236 @@
+//! The siamese comparator of DeepChess: the Pos2Vec encoder (initialised from a trained
+//! autoencoder) applied with shared weights to both positions of a pair, the two codes
+//! concatenated and fed to a 200-400-200-100-2 head; softmax index 0 means "the first
+//! position is the one from the game White won". Pairs are (White-won position,
+//! Black-won position) in random order, drawn afresh every epoch; validation pairs come
+//! only from validation games and are fixed. The best-validation parameters are kept.
+
+use burn::tensor::{Device, Tensor};
+use deepchess_core::arch::{COMPARATOR_FIRST_BETTER, COMPARATOR_HEAD_LAYERS};
+use deepchess_core::{Activation, Content, Model, ModelKind, Split, StackSpec};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::data::{DataFile, rng};
+use crate::metrics::EpochMetrics;
+use crate::nn::graph::{Graph, Input, to_vec};
+use crate::nn::loss::{cross_entropy, cross_entropy_values};
+use crate::nn::params::Params;
+use crate::nn::sparse::SparseBatch;
+use crate::run::{Run, RunArgs, Tally, data_summary, epoch_loop, fill_card, lr_at, step};
+use crate::trainers::autoencoder;
+
+/// Hyper-parameters of `deepchess train comparator`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct ComparatorOptions {
+    /// Directory holding the `pos2vec` model the encoder starts from (without it the
+    /// encoder starts from random weights, to measure what pre-training brings).
+    #[arg(long)]
+    pub pos2vec: Option<std::path::PathBuf>,
+    /// Epochs.
+    #[arg(long, default_value_t = 10)]
+    pub epochs: u32,
+    /// Training pairs per epoch, drawn afresh each epoch.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub pairs_per_epoch: usize,
+    /// Validation pairs (from validation games only, fixed).
+    #[arg(long, default_value_t = 50_000)]
+    pub validation_pairs: usize,
+    /// Pairs per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
+    /// Adam learning rate (thesis 0.0003 constant; DeepChess 0.01 decaying ×0.99).
+    #[arg(long, default_value_t = 3e-4)]
+    pub lr: f64,
+    /// Learning-rate factor per epoch.
+    #[arg(long, default_value_t = 1.0)]
+    pub lr_decay: f64,
+    /// Colour-flip augmentation: each training pair is, with probability ½, replaced by
+    /// its mirror (board flipped, colours swapped: the Black-won position flipped becomes
+    /// the White-won one).
+    #[arg(long)]
+    pub flip: bool,
+    /// Head layer widths between the concatenated codes and the 2 outputs.
+    #[arg(long, value_delimiter = ',', default_values_t = COMPARATOR_HEAD_LAYERS[1..COMPARATOR_HEAD_LAYERS.len() - 1].to_vec())]
+    pub head_hidden: Vec<usize>,
+    /// Encoder widths when no --pos2vec is given.
+    #[arg(long, value_delimiter = ',', default_values_t = deepchess_core::arch::POS2VEC_LAYERS[1..].to_vec())]
+    pub encoder_hidden: Vec<usize>,
+    /// Seed of initialisation and pair drawing.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// One pair: record indices of the White-won and the Black-won position, whether the
+/// White-won one comes first, and whether the pair is colour-flipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// Record of the position from a game White won.
+    pub white_won: usize,
+    /// Record of the position from a game Black won.
+    pub black_won: usize,
+    /// The White-won position is shown first.
+    pub white_first: bool,
+    /// Both positions are colour-flipped (and so swap roles).
+    pub flipped: bool,
+}
+
+impl Pair {
+    /// The class the comparator should predict: index 0 when the first position shown is
+    /// the better one for White.
+    pub fn label(&self) -> usize {
+        // flipped, the Black-won record becomes the White-won position
+        if self.white_first != self.flipped { COMPARATOR_FIRST_BETTER } else { 1 - COMPARATOR_FIRST_BETTER }
+    }
+
+    /// Records shown first and second.
+    pub fn shown(&self) -> (usize, usize) {
+        if self.white_first { (self.white_won, self.black_won) } else { (self.black_won, self.white_won) }
+    }
+}
+
+/// Indices of the positions from White-won and from Black-won games.
+pub fn decisive(file: &DataFile) -> (Vec<usize>, Vec<usize>) {
+    let (mut white, mut black) = (Vec::new(), Vec::new());
+    for i in 0..file.len() {
+        match file.get(i).result() {
+            1 => white.push(i),
+            -1 => black.push(i),
+            _ => {}
+        }
+    }
+    (white, black)
+}
+
+/// `count` pairs drawn uniformly from `white` × `black` with a seeded generator.
+pub fn draw_pairs(white: &[usize], black: &[usize], count: usize, seed: u64, epoch: u32, flip: bool) -> anyhow::Result<Vec<Pair>> {
+    if white.is_empty() || black.is_empty() {
+        anyhow::bail!("pairs need positions from both White-won and Black-won games (found {} and {})", white.len(), black.len());
+    }
+    let mut r = rng(seed, epoch, 2);
+    Ok((0..count)
+        .map(|_| Pair {
+            white_won: white[r.random_range(0..white.len())],
+            black_won: black[r.random_range(0..black.len())],
+            white_first: r.random(),
+            flipped: flip && r.random(),
+        })
+        .collect())
+}
+
+/// The two batches of positions shown for `pairs`.
+pub fn pair_batches(file: &DataFile, pairs: &[Pair]) -> anyhow::Result<(SparseBatch, SparseBatch)> {
+    let first: Vec<usize> = pairs.iter().map(|p| p.shown().0).collect();
+    let second: Vec<usize> = pairs.iter().map(|p| p.shown().1).collect();
+    Ok((file.features(&first, |k| pairs[k].flipped)?, file.features(&second, |k| pairs[k].flipped)?))
+}
+
+/// Comparator logits `[pairs, 2]` in a graph.
+pub fn logits(g: &mut Graph<'_>, first: &SparseBatch, second: &SparseBatch) -> Tensor<2> {
+    let n = first.rows();
+    let mut both = first.clone();
+    both.append(second);
+    let codes = g.stack("encoder", Input::Sparse(&both));
+    head(g, codes, n)
+}
+
+/// The head on the codes `[2n, code]` of the first positions then the second ones.
+pub fn head(g: &mut Graph<'_>, codes: Tensor<2>, n: usize) -> Tensor<2> {
+    let joined = Tensor::cat(vec![codes.clone().narrow(0, 0, n), codes.narrow(0, n, n)], 1);
+    g.stack("head", Input::Dense(joined))
+}
+
+/// Loss and accuracy on `pairs`.
+pub fn evaluate(params: &Params, device: &Device, file: &DataFile, pairs: &[Pair]) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    for chunk in pairs.chunks(2048) {
+        let (a, b) = pair_batches(file, chunk)?;
+        let out = to_vec(logits(&mut Graph::inference(params, device), &a, &b));
+        let labels: Vec<usize> = chunk.iter().map(Pair::label).collect();
+        let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
+        tally.add(cross_entropy_values(&out, 2, &labels), correct as f64, chunk.len());
+    }
+    Ok(tally)
+}
+
+fn initial_params(options: &ComparatorOptions) -> anyhow::Result<Params> {
+    let mut params = match &options.pos2vec {
+        Some(dir) => Params::from_model(&Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?),
+        None => Params::init(vec![autoencoder::stacks(&options.encoder_hidden).0], options.seed),
+    };
+    let code = params.stack("encoder").output();
+    let head: Vec<usize> = std::iter::once(2 * code).chain(options.head_hidden.iter().copied()).chain([2]).collect();
+    params.extend(Params::init(vec![StackSpec::new("head", &head, Activation::Relu)], options.seed.wrapping_add(1)));
+    Ok(params)
+}
+
+/// Trains the comparator; writes `comparator.safetensors` + `comparator.json` (the
+/// best-validation parameters) into the run directory and returns the model.
+pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Model> {
+    let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
+    let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
+    let (white, black) = decisive(&train_file);
+    let (vw, vb) = decisive(&validation);
+    let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, u32::MAX, false)?;
+    let mut run = Run::open(args, options, || initial_params(options))?;
+    while run.state.epoch < options.epochs {
+        let epoch = run.state.epoch;
+        let lr = lr_at(options.lr, options.lr_decay, epoch);
+        let pairs = draw_pairs(&white, &black, options.pairs_per_epoch, options.seed, epoch, options.flip)?;
+        let order: Vec<usize> = (0..pairs.len()).collect();
+        let Run { state, device, .. } = &mut run;
+        let (tally, rate) = epoch_loop("comparator", &order, options.batch, |chunk| {
+            let chunk = &pairs[chunk[0]..chunk[0] + chunk.len()];
+            let (a, b) = pair_batches(&train_file, chunk)?;
+            let labels: Vec<usize> = chunk.iter().map(Pair::label).collect();
+            let (loss, out) = step(&mut state.params, &mut state.adam, lr, device, |_| true, |g| {
+                let out = logits(g, &a, &b);
+                Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
+            })?;
+            let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
+            Ok((loss, correct as f64))
+        })?;
+        let val = evaluate(&run.state.params, &run.device.clone().inner(), &validation, &validation_pairs)?;
+        let row = EpochMetrics {
+            epoch: epoch + 1,
+            stage: "comparator".into(),
+            train_loss: tally.mean_loss(),
+            train_accuracy: Some(tally.accuracy()),
+            validation_loss: val.mean_loss(),
+            validation_accuracy: Some(val.accuracy()),
+            lr,
+            samples_per_second: rate,
+        };
+        run.end_epoch(vec![row], Some(val.accuracy()))?;
+    }
+    let (best_accuracy, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
+    let best_epoch = run.state.history.iter().find(|r| r.validation_accuracy == Some(best_accuracy)).map(|r| r.epoch);
+    let device = run.device.clone().inner();
+    let train_pairs = draw_pairs(&white, &black, options.validation_pairs, options.seed, u32::MAX - 1, false)?;
+    let train_scores = evaluate(&best, &device, &train_file, &train_pairs)?;
+    let val = evaluate(&best, &device, &validation, &validation_pairs)?;
+    let options_json = serde_json::to_value(options)?;
+    let metrics = serde_json::json!({
+        "validation_games_pair_accuracy": val.accuracy(),
+        "validation_pair_loss": val.mean_loss(),
+        "validation_pairs": validation_pairs.len(),
+        "training_pair_accuracy": train_scores.accuracy(),
+        "training_pairs_measured": train_pairs.len(),
+        "best_epoch": best_epoch,
+    });
+    let model = best.to_model(ModelKind::Comparator, &["encoder", "head"], |card| {
+        card.output = serde_json::json!({
+            "meaning": "softmax over 2: index 0 = the first position of the pair is better for White (from the game White won)",
+        });
+        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, metrics);
+    })?;
+    model.save(&run.dir)?;
+    println!(
+        "best epoch {}: validation-games accuracy={:.4} training-pairs accuracy={:.4} pairs={}",
+        best_epoch.unwrap_or(0),
+        val.accuracy(),
+        train_scores.accuracy(),
+        validation_pairs.len()
+    );
+    Ok(model)
+}

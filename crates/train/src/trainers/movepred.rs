@@ -1,0 +1,263 @@
+//! The seven move predictors of the thesis: one net 773-48-6 for the type of the piece
+//! that moves, six nets 773-48-64 for the destination square of each piece type; leaky
+//! ReLU, softmax, cross-entropy, Adam. Each net trains on its own shuffled stream of the
+//! `moves` dataset (the square nets on the moves of their piece type only).
+
+use burn::tensor::Device;
+use deepchess_core::arch::{MOVEPRED_PIECE_LAYERS, MOVEPRED_SQUARE_LAYERS, MOVEPRED_SQUARE_STACKS};
+use deepchess_core::{Activation, Content, Model, ModelKind, MoveLabel, Split, StackSpec};
+use serde::{Deserialize, Serialize};
+use shakmaty::Position;
+
+use crate::data::{DataFile, epoch_order};
+use crate::metrics::EpochMetrics;
+use crate::nn::graph::{Graph, Input, to_vec};
+use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
+use crate::nn::params::Params;
+use crate::run::{Run, RunArgs, data_summary, epoch_loop, fill_card, lr_at, step};
+
+/// Stack names: the piece net, then the square nets in piece order P N B R Q K.
+pub fn stack_names() -> Vec<&'static str> {
+    std::iter::once("piece").chain(MOVEPRED_SQUARE_STACKS).collect()
+}
+
+/// Hyper-parameters of `deepchess train movepred`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct MovepredOptions {
+    /// Epochs.
+    #[arg(long, default_value_t = 3)]
+    pub epochs: u32,
+    /// Positions per batch.
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
+    /// Adam learning rate (the thesis's 0.0003).
+    #[arg(long, default_value_t = 3e-4)]
+    pub lr: f64,
+    /// Learning-rate factor per epoch.
+    #[arg(long, default_value_t = 1.0)]
+    pub lr_decay: f64,
+    /// Hidden width of every net.
+    #[arg(long, default_value_t = MOVEPRED_PIECE_LAYERS[1])]
+    pub hidden: usize,
+    /// Use at most this many training positions per net and epoch.
+    #[arg(long)]
+    pub positions_per_epoch: Option<usize>,
+    /// Seed of initialisation and shuffling.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// The label of net `net` (0 = piece net, 1 + p = square net of piece p) for a move.
+fn label(net: usize, m: MoveLabel) -> usize {
+    if net == 0 { usize::from(m.piece) } else { usize::from(m.to) }
+}
+
+fn record_label(file: &DataFile, i: usize) -> anyhow::Result<MoveLabel> {
+    let played = file.get(i).played().map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", file.path.display()))?;
+    played.map(|p| p.label).ok_or_else(|| anyhow::anyhow!("{}: record {i} has no played move", file.path.display()))
+}
+
+/// Record indices of `file` each net learns from: all for the piece net, those of its
+/// piece type for a square net.
+pub fn net_indices(file: &DataFile) -> anyhow::Result<Vec<Vec<usize>>> {
+    let mut out = vec![Vec::new(); 7];
+    for i in 0..file.len() {
+        let m = record_label(file, i)?;
+        out[0].push(i);
+        out[1 + usize::from(m.piece)].push(i);
+    }
+    Ok(out)
+}
+
+/// Per-net validation figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetScores {
+    /// Stack name.
+    pub net: String,
+    /// Mean cross-entropy.
+    pub loss: f64,
+    /// Top-1, top-3, top-5 accuracy.
+    pub top: [f64; 3],
+    /// Positions.
+    pub positions: usize,
+}
+
+/// Logits of `stack` for records `indices`.
+fn net_logits(params: &Params, device: &Device, stack: &str, file: &DataFile, indices: &[usize]) -> anyhow::Result<Vec<f32>> {
+    let mut out = Vec::new();
+    for chunk in indices.chunks(4096) {
+        let batch = file.features(chunk, |_| false)?;
+        out.extend(to_vec(Graph::inference(params, device).stack(stack, Input::Sparse(&batch))));
+    }
+    Ok(out)
+}
+
+/// Loss and top-1/3/5 of every net on `file`.
+pub fn evaluate_nets(params: &Params, device: &Device, file: &DataFile, indices: &[Vec<usize>]) -> anyhow::Result<Vec<NetScores>> {
+    stack_names()
+        .into_iter()
+        .enumerate()
+        .map(|(net, name)| {
+            let classes = params.stack(name).output();
+            let logits = net_logits(params, device, name, file, &indices[net])?;
+            let labels: Vec<usize> =
+                indices[net].iter().map(|&i| record_label(file, i).map(|m| label(net, m))).collect::<anyhow::Result<_>>()?;
+            let mut hits = [0usize; 3];
+            for (row, &l) in logits.chunks(classes).zip(&labels) {
+                let r = rank(row, l);
+                for (h, k) in hits.iter_mut().zip([1, 3, 5]) {
+                    *h += usize::from(r < k);
+                }
+            }
+            let n = labels.len().max(1) as f64;
+            Ok(NetScores {
+                net: name.to_string(),
+                loss: cross_entropy_values(&logits, classes, &labels),
+                top: hits.map(|h| h as f64 / n),
+                positions: labels.len(),
+            })
+        })
+        .collect()
+}
+
+/// Accuracy of the combined legal-move predictor `P(piece) · P(square | piece)` over
+/// the legal moves of each position (moves sharing a label share a score).
+#[derive(Clone, Debug, Serialize)]
+pub struct JointScores {
+    /// Top-1, top-3, top-5 accuracy.
+    pub top: [f64; 3],
+    /// Positions.
+    pub positions: usize,
+}
+
+fn softmax(row: &[f32]) -> Vec<f32> {
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let e: Vec<f32> = row.iter().map(|v| (v - max).exp()).collect();
+    let s: f32 = e.iter().sum();
+    e.into_iter().map(|v| v / s).collect()
+}
+
+/// See [`JointScores`].
+pub fn evaluate_joint(params: &Params, device: &Device, file: &DataFile) -> anyhow::Result<JointScores> {
+    let all: Vec<usize> = (0..file.len()).collect();
+    let names = stack_names();
+    let mut hits = [0usize; 3];
+    for chunk in all.chunks(4096) {
+        let piece = net_logits(params, device, names[0], file, chunk)?;
+        let squares: Vec<Vec<f32>> =
+            names[1..].iter().map(|n| net_logits(params, device, n, file, chunk)).collect::<anyhow::Result<_>>()?;
+        for (k, &i) in chunk.iter().enumerate() {
+            let played = record_label(file, i)?;
+            let pos = file.get(i).position().map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", file.path.display()))?;
+            let p_piece = softmax(&piece[k * 6..][..6]);
+            let p_square: Vec<Vec<f32>> = squares.iter().map(|s| softmax(&s[k * 64..][..64])).collect();
+            let mut labels: Vec<MoveLabel> =
+                pos.legal_moves().iter().filter_map(|m| MoveLabel::from_move(m, pos.turn())).collect();
+            labels.sort_by_key(|l| (l.piece, l.to));
+            labels.dedup();
+            let score = |l: &MoveLabel| p_piece[usize::from(l.piece)] * p_square[usize::from(l.piece)][usize::from(l.to)];
+            let mine = score(&played);
+            let r = labels.iter().filter(|l| **l != played && score(l) >= mine).count();
+            for (h, k) in hits.iter_mut().zip([1, 3, 5]) {
+                *h += usize::from(r < k);
+            }
+        }
+    }
+    let n = file.len().max(1) as f64;
+    Ok(JointScores { top: hits.map(|h| h as f64 / n), positions: file.len() })
+}
+
+/// The per-net table (thesis tables 4.4 and 4.5).
+pub fn table(scores: &[NetScores]) -> String {
+    let mut out = format!("{:<14} {:>9} {:>8} {:>8} {:>8} {:>9}\n", "net", "positions", "top1", "top3", "top5", "loss");
+    for s in scores {
+        out += &format!(
+            "{:<14} {:>9} {:>7.2}% {:>7.2}% {:>7.2}% {:>9.4}\n",
+            s.net,
+            s.positions,
+            100.0 * s.top[0],
+            100.0 * s.top[1],
+            100.0 * s.top[2],
+            s.loss
+        );
+    }
+    out
+}
+
+/// Trains the seven nets; writes `movepred.safetensors` + `movepred.json` into the run
+/// directory, prints the tables and returns the model.
+pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model> {
+    let train_file = DataFile::open(&args.data, Content::Moves, Split::Train)?;
+    let validation = DataFile::open(&args.data, Content::Moves, Split::Validation)?;
+    let train_indices = net_indices(&train_file)?;
+    let validation_indices = net_indices(&validation)?;
+    let names = stack_names();
+    let stacks: Vec<StackSpec> = names
+        .iter()
+        .enumerate()
+        .map(|(net, n)| {
+            let out = if net == 0 { MOVEPRED_PIECE_LAYERS[2] } else { MOVEPRED_SQUARE_LAYERS[2] };
+            StackSpec::new(n, &[MOVEPRED_PIECE_LAYERS[0], options.hidden, out], Activation::LeakyRelu)
+        })
+        .collect();
+    let mut run = Run::open(args, options, || Ok(Params::init(stacks, options.seed)))?;
+    while run.state.epoch < options.epochs {
+        let epoch = run.state.epoch;
+        let lr = lr_at(options.lr, options.lr_decay, epoch);
+        let mut rows = Vec::new();
+        let mut stats = Vec::new();
+        for (net, name) in names.iter().enumerate() {
+            let order: Vec<usize> = epoch_order(train_indices[net].len(), options.positions_per_epoch, options.seed + net as u64, epoch)
+                .into_iter()
+                .map(|k| train_indices[net][k])
+                .collect();
+            let Run { state, device, .. } = &mut run;
+            let prefix = format!("{name}.");
+            let (tally, rate) = epoch_loop(name, &order, options.batch, |chunk| {
+                let batch = train_file.features(chunk, |_| false)?;
+                let labels: Vec<usize> =
+                    chunk.iter().map(|&i| record_label(&train_file, i).map(|m| label(net, m))).collect::<anyhow::Result<_>>()?;
+                let (loss, logits) = step(&mut state.params, &mut state.adam, lr, device, |t| t.starts_with(&prefix), |g| {
+                    let logits = g.stack(name, Input::Sparse(&batch));
+                    Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
+                })?;
+                let classes = logits.len() / labels.len();
+                let correct = logits.chunks(classes).zip(&labels).filter(|(row, l)| rank(row, **l) == 0).count();
+                Ok((loss, correct as f64))
+            })?;
+            stats.push((tally, rate));
+        }
+        let val = evaluate_nets(&run.state.params, &run.device.clone().inner(), &validation, &validation_indices)?;
+        for ((name, (tally, rate)), v) in names.iter().zip(stats).zip(&val) {
+            rows.push(EpochMetrics {
+                epoch: epoch + 1,
+                stage: name.to_string(),
+                train_loss: tally.mean_loss(),
+                train_accuracy: Some(tally.accuracy()),
+                validation_loss: v.loss,
+                validation_accuracy: Some(v.top[0]),
+                lr,
+                samples_per_second: rate,
+            });
+        }
+        run.end_epoch(rows, None)?;
+    }
+    let device = run.device.clone().inner();
+    let val = evaluate_nets(&run.state.params, &device, &validation, &validation_indices)?;
+    let joint = evaluate_joint(&run.state.params, &device, &validation)?;
+    let options_json = serde_json::to_value(options)?;
+    let model = run.state.params.to_model(ModelKind::Movepred, &names, |card| {
+        card.output = serde_json::json!({
+            "piece": "logits of the moving piece type P N B R Q K (softmax)",
+            "square.*": "logits of the destination square a1=0..h8=63 for that piece type; castling = the king's destination",
+        });
+        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, serde_json::json!({ "validation": val, "joint_legal": joint }));
+    })?;
+    model.save(&run.dir)?;
+    print!("{}", table(&val));
+    println!(
+        "joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}",
+        joint.top[0], joint.top[1], joint.top[2], joint.positions
+    );
+    Ok(model)
+}
