@@ -80,7 +80,7 @@ impl Default for EngineOptions {
             hash_mb: 16,
             threads: 1,
             models: None,
-            move_overhead: Duration::from_millis(50),
+            move_overhead: Duration::from_millis(10),
         }
     }
 }
@@ -142,7 +142,7 @@ pub const UCI_OPTIONS: &[(&str, OptionKind)] = &[
     ("Hash", OptionKind::Spin { default: 16, min: 1, max: 65536 }),
     ("Threads", OptionKind::Spin { default: 1, min: 1, max: 256 }),
     ("Models", OptionKind::Text("<embedded>")),
-    ("MoveOverhead", OptionKind::Spin { default: 50, min: 0, max: 10_000 }),
+    ("MoveOverhead", OptionKind::Spin { default: 10, min: 0, max: 10_000 }),
 ];
 
 /// The `option name … type …` lines sent after `uci`.
