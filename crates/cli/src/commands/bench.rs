@@ -35,6 +35,16 @@ enum BenchMode {
         #[arg(long, default_value_t = 1.0)]
         seconds: f64,
     },
+    /// Siamese-comparator training throughput (pairs/s) on the CPU, sparse first layer
+    /// against dense, measured in the same run.
+    Train {
+        /// Pairs per training step.
+        #[arg(long, default_value_t = 1000)]
+        batch: usize,
+        /// Timed training steps (after one warm-up step).
+        #[arg(long, default_value_t = 10)]
+        batches: usize,
+    },
 }
 
 /// Options of the search bench.
@@ -51,10 +61,14 @@ struct SearchBenchArgs {
 
 /// Runs `deepchess bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
+    let networks = || Networks::load_or_embedded(args.models.as_deref()).context("loading the networks");
     match args.mode.unwrap_or(BenchMode::Search(args.search)) {
+        BenchMode::Train { batch, batches } => {
+            anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
+            print!("{}", deepchess_train::bench::bench_train_report(batch, batches)?);
+        }
         BenchMode::Search(SearchBenchArgs { depth, options }) => {
-            let mut engine = Engine::new(networks);
+            let mut engine = Engine::new(networks()?);
             for option in &options {
                 let Some((name, value)) = option.split_once('=') else {
                     anyhow::bail!("--option `{option}`: expected NAME=VALUE")
@@ -76,7 +90,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         BenchMode::Nn { seconds } => {
             anyhow::ensure!(seconds.is_finite() && seconds > 0.0, "--seconds must be positive, got {seconds}");
-            for t in nn_bench(&networks, Duration::from_secs_f64(seconds)) {
+            for t in nn_bench(&networks()?, Duration::from_secs_f64(seconds)) {
                 println!("{:>12.0}  {}", t.per_second, t.name);
             }
         }
