@@ -163,7 +163,7 @@ fn crashing_hanging_and_illegal_engines_lose_and_the_match_goes_on() {
         .iter()
         .map(|(n, cmd)| format!("name={n},cmd=\"{cmd}\""))
         .collect();
-    let mut args = vec!["match", "--movetime", "50", "--margin-ms", "300", "--games", "2", "--pgn-out", pgn.to_str().unwrap()];
+    let mut args = vec!["match", "--movetime", "50", "--margin-ms", "800", "--games", "2", "--pgn-out", pgn.to_str().unwrap()];
     for s in &specs {
         args.extend(["--engine", s.as_str()]);
     }

@@ -75,7 +75,7 @@ pub enum GameResult {
 }
 
 impl GameResult {
-    /// The side that lost the game by its own fault, seen from `loser`.
+    /// The result when `loser` loses.
     pub fn loss_of(loser: Color) -> GameResult {
         match loser {
             Color::White => GameResult::BlackWins,
