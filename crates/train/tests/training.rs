@@ -8,9 +8,14 @@ use std::path::{Path, PathBuf};
 
 use deepchess_core::{Model, ModelKind};
 use deepchess_train::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use deepchess_train::eval::{self, PreparedPgn};
 use deepchess_train::nn::params::Params;
 use deepchess_train::run::RunArgs;
 use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
+
+fn sample_pgn() -> PreparedPgn {
+    PreparedPgn::new(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sample.pgn")).unwrap()
+}
 
 fn args(data: &Path, out: PathBuf) -> RunArgs {
     RunArgs { data: data.to_path_buf(), out, force: false, resume: false }
@@ -53,6 +58,13 @@ fn value_net_learns_and_round_trips_bit_for_bit() {
     assert!(out.join("metrics.csv").exists() && out.join("metrics.png").exists());
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
     assert!(err.contains("--resume") && err.contains("--force"), "{err}");
+
+    let pgn = sample_pgn();
+    let r = eval::value(&pgn.data(), &out, 200, 0.5).unwrap();
+    assert_eq!(r.pairs, 200);
+    assert!((0.0..=1.0).contains(&r.pair_accuracy) && r.scores.positions > 0 && r.scores.loss.is_finite());
+    let err = eval::value(&pgn.data(), dir.path(), 10, 0.5).unwrap_err();
+    assert!(format!("{err:#}").contains("value.json"), "{err:#}");
 }
 
 #[test]
@@ -87,7 +99,10 @@ fn move_predictors_beat_chance() {
     assert!(piece_top1 > 1.0 / 6.0 + 0.1, "piece-type top-1 {piece_top1}");
     let joint = model.card.metrics["joint_legal"]["top"][2].as_f64().unwrap();
     assert!(joint > 0.0 && joint <= 1.0);
-    assert!(model.card.git_commit.is_some() || std::process::Command::new("git").arg("--version").output().is_err());
+    let r = eval::movepred(&sample_pgn().data(), &out).unwrap();
+    assert_eq!(r.nets.len(), 7);
+    assert_eq!(r.nets[0].positions, r.joint.positions);
+    assert!(r.joint.top[0] <= r.joint.top[1] && r.joint.top[1] <= r.joint.top[2] && r.joint.top[2] > 0.0);
 }
 
 #[test]
@@ -133,4 +148,7 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
     let best = state.history.iter().filter_map(|r| r.validation_accuracy).fold(0.0, f64::max);
     assert_eq!(accuracy, best, "the saved model is the best-validation one");
+    let r = eval::comparator(&sample_pgn().data(), &out, 300).unwrap();
+    assert_eq!(r.pairs, 300);
+    assert!((0.0..=1.0).contains(&r.accuracy));
 }
