@@ -138,12 +138,13 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
         lr: 1e-3,
         lr_decay: 1.0,
         flip: true,
+        random_split: false,
         head_hidden: vec![16, 8],
         encoder_hidden: vec![],
         seed: 4,
     };
     let model = comparator::train(&args(&data, out.clone()), &options).unwrap();
-    let accuracy = model.card.metrics["validation_games_pair_accuracy"].as_f64().unwrap();
+    let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
     assert!(accuracy > 0.65, "pair accuracy {accuracy}");
     let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
     let best = state.history.iter().filter_map(|r| r.validation_accuracy).fold(0.0, f64::max);
