@@ -16,8 +16,8 @@ pub struct EpochMetrics {
     pub epoch: u32,
     /// Which network or training stage the row is about (for example `pretrain.1`).
     pub stage: String,
-    /// Mean training loss over the epoch.
-    pub train_loss: f64,
+    /// Mean training loss over the epoch (absent for a row that only measures).
+    pub train_loss: Option<f64>,
     /// Training accuracy over the epoch (absent where accuracy means nothing).
     pub train_accuracy: Option<f64>,
     /// Validation loss.
@@ -38,10 +38,10 @@ pub fn csv(rows: &[EpochMetrics]) -> String {
     let mut out = format!("{HEADER}\n");
     for r in rows {
         out += &format!(
-            "{},{},{:.6},{},{:.6},{},{:e},{:.1}\n",
+            "{},{},{},{},{:.6},{},{:e},{:.1}\n",
             r.epoch,
             r.stage,
-            r.train_loss,
+            opt(r.train_loss),
             opt(r.train_accuracy),
             r.validation_loss,
             opt(r.validation_accuracy),
@@ -101,7 +101,7 @@ fn plot(path: &Path, rows: &[EpochMetrics]) -> Result<(), Box<dyn std::error::Er
     let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((1, 2));
-    let losses = series(rows, |r| [("train", Some(r.train_loss)), ("validation", Some(r.validation_loss))]);
+    let losses = series(rows, |r| [("train", r.train_loss), ("validation", Some(r.validation_loss))]);
     let accuracies =
         series(rows, |r| [("train", r.train_accuracy), ("validation", r.validation_accuracy)]);
     for (panel, (title, data)) in panels.iter().zip([("loss", losses), ("accuracy", accuracies)]) {
@@ -154,7 +154,7 @@ mod tests {
         EpochMetrics {
             epoch,
             stage: "net".into(),
-            train_loss: loss,
+            train_loss: Some(loss),
             train_accuracy: Some(0.5),
             validation_loss: loss * 1.1,
             validation_accuracy: None,

@@ -85,10 +85,10 @@ impl Run {
         self.state.epoch += 1;
         for r in &rows {
             eprintln!(
-                "epoch {:>3} {:<14} train loss {:.5}{} | validation loss {:.5}{} | lr {:.2e} | {:.0}/s",
+                "epoch {:>3} {:<16} train loss {}{} | validation loss {:.5}{} | lr {:.2e} | {:.0}/s",
                 r.epoch,
                 r.stage,
-                r.train_loss,
+                r.train_loss.map_or("-".to_string(), |l| format!("{l:.5}")),
                 r.train_accuracy.map(|a| format!(" acc {:.4}", a)).unwrap_or_default(),
                 r.validation_loss,
                 r.validation_accuracy.map(|a| format!(" acc {:.4}", a)).unwrap_or_default(),

@@ -174,7 +174,7 @@ pub fn train(args: &RunArgs, options: &AutoencoderOptions) -> anyhow::Result<Mod
         let row = EpochMetrics {
             epoch: epoch + 1,
             stage: name,
-            train_loss: tally.mean_loss(),
+            train_loss: Some(tally.mean_loss()),
             train_accuracy: None,
             validation_loss,
             validation_accuracy: None,
@@ -185,7 +185,7 @@ pub fn train(args: &RunArgs, options: &AutoencoderOptions) -> anyhow::Result<Mod
         if k.is_some() && stage(options, epoch + 1).0.is_none() {
             // pre-training done: the stacked autoencoder's MSE before any fine-tuning
             let stacked = evaluate(&run.state.params, &device, None, out_act, &validation, &val_indices)?;
-            rows.push(EpochMetrics { stage: "pretrained.stack".into(), train_loss: f64::NAN, validation_loss: stacked, ..rows[0].clone() });
+            rows.push(EpochMetrics { stage: "pretrained.stack".into(), train_loss: None, validation_loss: stacked, ..rows[0].clone() });
         }
         run.end_epoch(rows, None)?;
         if k.is_some() && stage(options, epoch + 1).0 != k {

@@ -50,6 +50,11 @@ pub struct ComparatorOptions {
     /// the White-won one).
     #[arg(long)]
     pub flip: bool,
+    /// Measure on positions split at random instead of by game (for comparison with the
+    /// thesis and paper only): a seeded tenth of the training file's positions is held out
+    /// and validation pairs are drawn from it; the validation games are not used.
+    #[arg(long)]
+    pub random_split: bool,
     /// Head layer widths between the concatenated codes and the 2 outputs.
     #[arg(long, value_delimiter = ',', default_values_t = COMPARATOR_HEAD_LAYERS[1..COMPARATOR_HEAD_LAYERS.len() - 1].to_vec())]
     pub head_hidden: Vec<usize>,
@@ -153,6 +158,15 @@ pub fn evaluate(params: &Params, device: &Device, file: &DataFile, pairs: &[Pair
     Ok(tally)
 }
 
+/// Removes a seeded random tenth of `indices` and returns it.
+fn hold_out(indices: &mut Vec<usize>, seed: u64) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    indices.shuffle(&mut rng(seed, 0, 3));
+    let held = indices.split_off(indices.len() - indices.len() / 10);
+    indices.sort_unstable();
+    held
+}
+
 fn initial_params(options: &ComparatorOptions) -> anyhow::Result<Params> {
     let mut params = match &options.pos2vec {
         Some(dir) => Params::from_model(&Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?),
@@ -169,8 +183,14 @@ fn initial_params(options: &ComparatorOptions) -> anyhow::Result<Params> {
 pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Model> {
     let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
     let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
-    let (white, black) = decisive(&train_file);
-    let (vw, vb) = decisive(&validation);
+    let (mut white, mut black) = decisive(&train_file);
+    let (vw, vb) = if options.random_split {
+        let (w, b) = (hold_out(&mut white, options.seed), hold_out(&mut black, options.seed));
+        (w, b)
+    } else {
+        decisive(&validation)
+    };
+    let validation = if options.random_split { DataFile::open(&args.data, Content::Positions, Split::Train)? } else { validation };
     let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, u32::MAX, false)?;
     let mut run = Run::open(args, options, || initial_params(options))?;
     while run.state.epoch < options.epochs {
@@ -194,7 +214,7 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
         let row = EpochMetrics {
             epoch: epoch + 1,
             stage: "comparator".into(),
-            train_loss: tally.mean_loss(),
+            train_loss: Some(tally.mean_loss()),
             train_accuracy: Some(tally.accuracy()),
             validation_loss: val.mean_loss(),
             validation_accuracy: Some(val.accuracy()),
@@ -211,7 +231,8 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
     let val = evaluate(&best, &device, &validation, &validation_pairs)?;
     let options_json = serde_json::to_value(options)?;
     let metrics = serde_json::json!({
-        "validation_games_pair_accuracy": val.accuracy(),
+        "validation_split": if options.random_split { "random positions (--random-split)" } else { "games" },
+        "validation_pair_accuracy": val.accuracy(),
         "validation_pair_loss": val.mean_loss(),
         "validation_pairs": validation_pairs.len(),
         "training_pair_accuracy": train_scores.accuracy(),
@@ -226,8 +247,9 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
     })?;
     model.save(&run.dir)?;
     println!(
-        "best epoch {}: validation-games accuracy={:.4} training-pairs accuracy={:.4} pairs={}",
+        "best epoch {}: validation accuracy ({} split)={:.4} training-pairs accuracy={:.4} pairs={}",
         best_epoch.unwrap_or(0),
+        if options.random_split { "random-position" } else { "game" },
         val.accuracy(),
         train_scores.accuracy(),
         validation_pairs.len()

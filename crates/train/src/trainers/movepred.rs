@@ -232,7 +232,7 @@ pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model>
             rows.push(EpochMetrics {
                 epoch: epoch + 1,
                 stage: name.to_string(),
-                train_loss: tally.mean_loss(),
+                train_loss: Some(tally.mean_loss()),
                 train_accuracy: Some(tally.accuracy()),
                 validation_loss: v.loss,
                 validation_accuracy: Some(v.top[0]),

@@ -148,7 +148,7 @@ pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
         let row = EpochMetrics {
             epoch: epoch + 1,
             stage: "value".into(),
-            train_loss: tally.mean_loss(),
+            train_loss: Some(tally.mean_loss()),
             train_accuracy: Some(tally.accuracy()),
             validation_loss: val.loss,
             validation_accuracy: Some(val.accuracy),

@@ -48,7 +48,7 @@ pub fn write_dataset(dir: &Path, games: usize, seed: u64) -> usize {
                 break;
             }
             let captures: Vec<_> = moves.iter().filter(|m| m.is_capture()).collect();
-            let m = if !captures.is_empty() && rng.random_bool(0.7) {
+            let m = if !captures.is_empty() && rng.random_bool(0.85) {
                 *captures[rng.random_range(0..captures.len())]
             } else {
                 moves[rng.random_range(0..moves.len())]
@@ -58,7 +58,9 @@ pub fn write_dataset(dir: &Path, games: usize, seed: u64) -> usize {
         }
         let result = material(&pos).signum() as i8;
         let split = if game % 5 == 4 { Split::Validation } else { Split::Train };
-        for (ply, (p, played)) in history.iter().enumerate().skip(4) {
+        // the last plies only: their material balance is close to the final one
+        let first = history.len().saturating_sub(16);
+        for (ply, (p, played)) in history.iter().enumerate().skip(first) {
             let info = GameInfo { game: game as u32, result };
             let eval = (material(p) * 100) as i16;
             let record = Record::new(p, ply as u16, eval, info, Some(*played)).unwrap();
