@@ -38,7 +38,7 @@ pub fn csv(rows: &[EpochMetrics]) -> String {
     let mut out = format!("{HEADER}\n");
     for r in rows {
         out += &format!(
-            "{},{},{},{},{:.6},{},{:e},{:.1}\n",
+            "{},{},{},{},{:.6},{},{:.4e},{:.1}\n",
             r.epoch,
             r.stage,
             opt(r.train_loss),
@@ -170,7 +170,7 @@ mod tests {
         write(dir.path(), &rows).unwrap();
         let text = std::fs::read_to_string(dir.path().join("metrics.csv")).unwrap();
         assert_eq!(text.lines().count(), 3);
-        assert!(text.lines().nth(2).unwrap().starts_with("2,net,0.500000,0.500000,0.550000,,3e-4,"), "{text}");
+        assert!(text.lines().nth(2).unwrap().starts_with("2,net,0.500000,0.500000,0.550000,,3.0000e-4,"), "{text}");
         let png = std::fs::read(dir.path().join("metrics.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }

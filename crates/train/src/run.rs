@@ -105,11 +105,6 @@ impl Run {
         self.state.save(&self.dir.join(CHECKPOINT_FILE))?;
         metrics::write(&self.dir, &self.state.history)
     }
-
-    /// The rows of the last completed epoch.
-    pub fn last_rows(&self) -> Vec<&EpochMetrics> {
-        self.state.history.iter().filter(|r| r.epoch == self.state.epoch).collect()
-    }
 }
 
 /// Loss and accuracy accumulated over batches.

@@ -18,7 +18,8 @@ use super::sparse::{self, SparseBatch};
 /// Slope of the leaky ReLU for x < 0.
 pub const LEAKY_SLOPE: f64 = 0.01;
 
-/// Input of a stack.
+/// Input of a stack (moved once into each stack call, so its size does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Input<'b> {
     /// Sparse 0/1 rows (a batch of positions).
     Sparse(&'b SparseBatch),
