@@ -14,7 +14,7 @@ use deepchess_train::run::RunArgs;
 use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
 
 fn sample_pgn() -> PreparedPgn {
-    PreparedPgn::new(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sample.pgn")).unwrap()
+    PreparedPgn::new(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/sample.pgn")).unwrap()
 }
 
 fn args(data: &Path, out: PathBuf) -> RunArgs {
