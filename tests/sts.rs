@@ -122,3 +122,15 @@ fn reference_engines_solve_mates_in_one() {
         assert!(stdout.ends_with("score=2/2 best=2 rating=4209\n"), "{name}: {stdout}");
     }
 }
+
+#[test]
+fn an_option_value_our_engine_rejects_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (epd, _) = write_suite(dir.path());
+    let out = deepchess(&["sts", "--epd", &epd, "--search", "policy", "--tt", "on", "--limit", "1"]);
+    assert!(!out.status.success(), "a rejected option must not run with the defaults");
+    let err = texts(&out).1;
+    assert!(err.contains("rejected an option") && err.contains("TT") && err.contains("`on`"), "{err}");
+    let ok = deepchess(&["sts", "--epd", &epd, "--search", "policy", "--tt", "true", "--limit", "1"]);
+    assert!(ok.status.success(), "{}", texts(&ok).1);
+}

@@ -1,10 +1,10 @@
 //! Players: an external UCI command (`name=SF,cmd="stockfish",hash=64`) or one of our own
-//! searches (`name=B,search=eval,tt=on`), which runs as `deepchess uci` with `setoption`s.
+//! searches (`name=B,search=eval,tt=true`), which runs as `deepchess uci` with `setoption`s.
 
 use crate::uci::EngineCommand;
 
 /// The options of `deepchess uci`, as the engine declares them. Keys are matched without
-/// case, `-` or `_`, so `mcts_leaf=b` sets `MctsLeaf`.
+/// case, `-` or `_`, so `mcts_leaf=rollout` sets `MctsLeaf`.
 pub const OWN_ENGINE_OPTIONS: [&str; 10] =
     ["Search", "TT", "Ordering", "MctsLeaf", "MctsSelect", "PolicyMode", "Hash", "Threads", "Models", "MoveOverhead"];
 
@@ -104,7 +104,7 @@ pub fn parse_player(spec: &str, own_engine: &[String]) -> Result<EngineCommand, 
     Ok(EngineCommand { name, argv, options })
 }
 
-/// A name from the program and the options: `stockfish`, `deepchess search=eval tt=on`.
+/// A name from the program and the options: `stockfish`, `deepchess search=eval tt=true`.
 pub fn default_name(argv: &[String], options: &[(String, String)]) -> String {
     let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p).to_owned()).unwrap_or_default();
     std::iter::once(program)
@@ -127,11 +127,11 @@ mod tests {
         assert_eq!(sf.name, "SF");
         assert_eq!(sf.argv, ["stockfish", "--flag", "a b"]);
         assert_eq!(sf.options, [("Hash".to_owned(), "64".to_owned()), ("UCI_Elo".into(), "1500".into())]);
-        let ours = parse_player("search=eval,tt=on,mcts_leaf=b,models=\"a,b\"", &own()).unwrap();
+        let ours = parse_player("search=eval,tt=true,mcts_leaf=rollout,models=\"a,b\"", &own()).unwrap();
         assert_eq!(ours.argv, own());
-        assert_eq!(ours.options[2], ("MctsLeaf".into(), "b".into()));
+        assert_eq!(ours.options[2], ("MctsLeaf".into(), "rollout".into()));
         assert_eq!(ours.options[3], ("Models".into(), "a,b".into()));
-        assert_eq!(ours.name, "deepchess search=eval tt=on mctsleaf=b models=a,b");
+        assert_eq!(ours.name, "deepchess search=eval tt=true mctsleaf=rollout models=a,b");
     }
 
     #[test]

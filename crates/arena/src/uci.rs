@@ -210,7 +210,25 @@ impl Engine {
                 None => warnings.push(format!("engine {} has no option \"{name}\"; not set", command.name)),
             }
         }
-        engine.ready(handshake_timeout)?;
+        // An engine that rejects an option says so before `readyok` (`info string error ...`,
+        // as ours does); running on with its defaults would measure the wrong thing.
+        engine.send("isready", "at isready")?;
+        let deadline = Instant::now() + handshake_timeout;
+        loop {
+            let line = engine.receive(deadline, handshake_timeout, "`isready`")?;
+            let line = line.trim();
+            if line == "readyok" {
+                break;
+            }
+            if let Some(message) = line.strip_prefix("info string")
+                && message.to_ascii_lowercase().contains("error")
+            {
+                return Err(EngineError::Protocol {
+                    engine: command.name.clone(),
+                    message: format!("rejected an option:{message}"),
+                });
+            }
+        }
         Ok((engine, warnings))
     }
 

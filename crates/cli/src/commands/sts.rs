@@ -19,19 +19,19 @@ pub struct EngineOptions {
     /// Our search: compare, eval, mcts or policy.
     #[arg(long)]
     search: Option<String>,
-    /// Transposition table: on or off.
+    /// Transposition table: true or false.
     #[arg(long)]
     tt: Option<String>,
-    /// Move ordering (see `deepchess uci`).
+    /// Move ordering by the move predictors: true or false.
     #[arg(long)]
     ordering: Option<String>,
-    /// MCTS leaf evaluation (a, b, c or d).
+    /// MCTS leaf evaluation: value (a), rollout (b), random (c) or puct (d).
     #[arg(long)]
     mcts_leaf: Option<String>,
-    /// MCTS final-move rule.
+    /// MCTS final-move rule: value, visits or both.
     #[arg(long)]
     mcts_select: Option<String>,
-    /// Policy player mode.
+    /// Policy player mode (see `deepchess uci`).
     #[arg(long)]
     policy_mode: Option<String>,
     /// Hash table size in MB.
