@@ -50,10 +50,6 @@ pub fn see(position: &Chess, m: &Move) -> i32 {
         }
         depth += 1;
         gains[depth] = on_square - gains[depth - 1];
-        if gains[depth].max(-gains[depth - 1]) < 0 {
-            // Neither side wants to continue: the result no longer changes.
-            break;
-        }
         on_square = piece_value(role);
         occupied ^= Bitboard::from(square);
         side = !side;
