@@ -58,8 +58,9 @@ pub struct EvalOptions {
     pub see: bool,
     /// Reverse futility and futility pruning near the leaves, delta pruning in quiescence.
     pub futility: bool,
-    /// The move predictors order moves only at nodes with at least this remaining depth
-    /// (elsewhere: captures by MVV-LVA, killers, history); 1 = every node.
+    /// The move predictors order moves only at nodes with at least this remaining depth;
+    /// above 1, captures and promotions also come first by MVV-LVA at every node. 1 = the
+    /// predictors alone at every node.
     pub predictor_depth: i32,
 }
 
@@ -550,9 +551,10 @@ impl<'a> Searcher<'a> {
         best
     }
 
-    /// Moves in search order: the transposition-table move, then (with killers) the
-    /// killer moves, then by the move predictors' joint probability plus history; a
-    /// stable sort keeps the move generator's order among equals.
+    /// Moves in search order: the transposition-table move, captures and promotions by
+    /// MVV-LVA (unless `predictor_depth` is 1), then (with killers) the killer moves, then
+    /// by the move predictors' joint probability (at nodes of at least `predictor_depth`)
+    /// plus history; a stable sort keeps the move generator's order among equals.
     fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>, ply: usize, depth: i32) -> MoveList {
         if !self.options.ordering && !self.options.killers && tt_move.is_none() {
             return moves;
@@ -569,7 +571,8 @@ impl<'a> Searcher<'a> {
                 }
                 if let Some(p) = prediction.as_mut() {
                     k += p.joint(position, &m, &mut self.scratch);
-                } else if self.options.ordering && (m.is_capture() || m.promotion().is_some()) {
+                }
+                if self.options.ordering && self.options.predictor_depth > 1 && (m.is_capture() || m.promotion().is_some()) {
                     k += 100.0 + mvv_lva(&m) as f32;
                 }
                 if self.options.killers && !m.is_capture() {
