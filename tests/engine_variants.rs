@@ -35,9 +35,11 @@ fn variants() -> Vec<(Vec<(&'static str, &'static str)>, Limits)> {
         }
     }
     out.push((
-        vec![("Search", "eval"), ("PVS", "false"), ("NullMove", "false"), ("Killers", "false"), ("CheckExtensions", "false"), ("Aspiration", "false")],
+        vec![("Search", "eval"), ("PVS", "false"), ("NullMove", "false"), ("Killers", "false"), ("CheckExtensions", "false"), ("Aspiration", "false"),
+             ("LMR", "false"), ("LMP", "false"), ("SEE", "false"), ("Futility", "false"), ("OrderingDepth", "1")],
         depth(3),
     ));
+    out.push((vec![("Search", "eval")], depth(5)));
     out.push((vec![("Search", "eval"), ("Threads", "2")], depth(3)));
     for leaf in ["value", "rollout", "random", "puct"] {
         for select in ["value", "visits", "both"] {

@@ -112,7 +112,7 @@ fn handshake_options_and_a_search() {
     engine.send("uci");
     let lines = engine.until("uciok", Duration::from_secs(10));
     assert!(lines.iter().any(|l| l.starts_with("id name deepchess")));
-    for option in ["Search", "TT", "Ordering", "MctsLeaf", "MctsSelect", "PolicyMode", "Hash", "Threads", "Models", "MoveOverhead"] {
+    for option in ["Search", "TT", "Ordering", "MctsLeaf", "MctsSelect", "PolicyMode", "Hash", "Threads", "Models", "MoveOverhead", "LMR", "LMP", "SEE", "Futility", "OrderingDepth"] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("option name {option} type"))), "option {option} missing");
     }
     engine.ready();

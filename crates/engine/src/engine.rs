@@ -11,7 +11,7 @@ use shakmaty::Position;
 use crate::game::Game;
 use crate::nn::Networks;
 use crate::search::compare::{self, CompareOptions, CompareTable};
-use crate::search::eval::{self, EvalOptions};
+use crate::search::eval::{self, DEFAULT_PREDICTOR_DEPTH, EvalOptions};
 use crate::search::mcts::{FinalMove, LeafEval, Mcts, MctsOptions};
 use crate::search::policy::{self, PolicyMode};
 use crate::search::tt::Table;
@@ -50,6 +50,16 @@ pub struct EngineOptions {
     pub check_extensions: bool,
     /// Aspiration windows (evaluation search).
     pub aspiration: bool,
+    /// Late move reductions (evaluation search).
+    pub lmr: bool,
+    /// Late move pruning (evaluation search).
+    pub lmp: bool,
+    /// SEE pruning of losing captures in quiescence (evaluation search).
+    pub see: bool,
+    /// Reverse futility, futility and delta pruning (evaluation search).
+    pub futility: bool,
+    /// Least remaining depth at which the move predictors order moves (evaluation search).
+    pub ordering_depth: i32,
     /// MCTS settings.
     pub mcts: MctsOptions,
     /// Policy player.
@@ -75,6 +85,11 @@ impl Default for EngineOptions {
             killers: true,
             check_extensions: true,
             aspiration: true,
+            lmr: true,
+            lmp: true,
+            see: true,
+            futility: false,
+            ordering_depth: DEFAULT_PREDICTOR_DEPTH,
             mcts: MctsOptions::default(),
             policy: PolicyMode::default(),
             hash_mb: 16,
@@ -96,6 +111,11 @@ impl EngineOptions {
             killers: self.killers,
             check_extensions: self.check_extensions,
             aspiration: self.aspiration,
+            lmr: self.lmr,
+            lmp: self.lmp,
+            see: self.see,
+            futility: self.futility,
+            predictor_depth: self.ordering_depth,
         }
     }
 
@@ -135,6 +155,11 @@ pub const UCI_OPTIONS: &[(&str, OptionKind)] = &[
     ("Killers", OptionKind::Check(true)),
     ("CheckExtensions", OptionKind::Check(true)),
     ("Aspiration", OptionKind::Check(true)),
+    ("LMR", OptionKind::Check(true)),
+    ("LMP", OptionKind::Check(true)),
+    ("SEE", OptionKind::Check(true)),
+    ("Futility", OptionKind::Check(false)),
+    ("OrderingDepth", OptionKind::Spin { default: DEFAULT_PREDICTOR_DEPTH as i64, min: 1, max: 64 }),
     ("MctsLeaf", OptionKind::Combo("puct", &["value", "rollout", "random", "puct"])),
     ("MctsSelect", OptionKind::Combo("visits", &["value", "visits", "both"])),
     ("MctsC", OptionKind::Text("1.41")),
@@ -237,6 +262,11 @@ impl Engine {
             "killers" => o.killers = check()?,
             "checkextensions" => o.check_extensions = check()?,
             "aspiration" => o.aspiration = check()?,
+            "lmr" => o.lmr = check()?,
+            "lmp" => o.lmp = check()?,
+            "see" => o.see = check()?,
+            "futility" => o.futility = check()?,
+            "orderingdepth" => o.ordering_depth = spin(1, 64)? as i32,
             "mctsleaf" => {
                 o.mcts.leaf = match combo(&["value", "rollout", "random", "puct"])?.as_str() {
                     "value" => LeafEval::Value,

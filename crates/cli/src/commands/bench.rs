@@ -54,7 +54,8 @@ struct SearchBenchArgs {
     #[arg(long, default_value_t = BENCH_DEPTH)]
     depth: u32,
     /// A switch of the evaluation search as NAME=VALUE (TT, Ordering, PVS, NullMove,
-    /// Killers, CheckExtensions, Aspiration), to measure what each technique gains.
+    /// Killers, CheckExtensions, Aspiration, LMR, LMP, SEE, Futility, OrderingDepth), to
+    /// measure what each technique gains.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,
 }

@@ -2,7 +2,8 @@
 //! and queen promotions; all evasions when in check), iterative deepening, a shared
 //! transposition table (Lazy SMP over threads) and move ordering by the move predictors
 //! (transposition-table move first). Principal variation search, null move, killer and
-//! history heuristics, check extensions and aspiration windows are switchable.
+//! history heuristics, check extensions, aspiration windows, late move reductions and
+//! pruning, futility pruning and SEE pruning in quiescence are switchable.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -10,6 +11,7 @@ use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::ordering::{Prediction, mvv_lva};
+use super::see::{piece_value, see};
 use super::tt::{Bound, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
 use crate::game::{Game, KeyStack, key};
@@ -19,6 +21,17 @@ use crate::nn::{Accumulator, Networks, Scratch, logit_to_cp};
 const INFINITY: i32 = MATE + 1;
 /// Nodes between two looks at the clock.
 const POLL_INTERVAL: u64 = 256;
+
+/// Default of [`EvalOptions::predictor_depth`].
+pub const DEFAULT_PREDICTOR_DEPTH: i32 = 3;
+/// Deepest remaining depth at which reverse futility and futility pruning apply.
+const FUTILITY_DEPTH: i32 = 3;
+/// Futility margin per ply of remaining depth, in centipawns.
+const FUTILITY_MARGIN: i32 = 120;
+/// Delta pruning margin in quiescence, in centipawns.
+const DELTA_MARGIN: i32 = 200;
+/// Deepest remaining depth at which late move pruning applies.
+const LMP_DEPTH: i32 = 3;
 
 /// Which techniques the evaluation search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +50,18 @@ pub struct EvalOptions {
     pub check_extensions: bool,
     /// Aspiration windows around the previous iteration's score.
     pub aspiration: bool,
+    /// Late move reductions: quiet moves late in the order searched shallower first.
+    pub lmr: bool,
+    /// Late move pruning: quiet moves late in the order skipped near the leaves.
+    pub lmp: bool,
+    /// Static exchange evaluation: losing captures skipped in quiescence.
+    pub see: bool,
+    /// Reverse futility and futility pruning near the leaves, delta pruning in quiescence.
+    pub futility: bool,
+    /// The move predictors order moves only at nodes with at least this remaining depth;
+    /// above 1, captures and promotions also come first by MVV-LVA at every node. 1 = the
+    /// predictors alone at every node.
+    pub predictor_depth: i32,
 }
 
 impl EvalOptions {
@@ -49,6 +74,11 @@ impl EvalOptions {
         killers: false,
         check_extensions: false,
         aspiration: false,
+        lmr: false,
+        lmp: false,
+        see: false,
+        futility: false,
+        predictor_depth: 1,
     };
     /// Everything on.
     pub const FULL: EvalOptions = EvalOptions {
@@ -59,6 +89,11 @@ impl EvalOptions {
         killers: true,
         check_extensions: true,
         aspiration: true,
+        lmr: true,
+        lmp: true,
+        see: true,
+        futility: true,
+        predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
 }
 
@@ -261,8 +296,7 @@ impl<'a> Searcher<'a> {
     /// Plays `m` from the node at `ply`: the child position, its accumulator at `ply + 1`
     /// and its key on the key stack (popped by the caller).
     fn make(&mut self, position: &Chess, m: Move, ply: usize) -> Chess {
-        let mut child = position.clone();
-        child.play_unchecked(m);
+        let child = played(position, m);
         self.enter(&child, ply);
         child
     }
@@ -291,6 +325,7 @@ impl<'a> Searcher<'a> {
             return 0;
         }
         let root = ply == 0;
+        let pv_node = beta - alpha > 1;
         if !root && (self.keys.is_repetition(position.halfmoves()) || position.is_insufficient_material()) {
             return 0;
         }
@@ -319,6 +354,16 @@ impl<'a> Searcher<'a> {
                 }
             }
         }
+        let static_eval = if in_check { -INFINITY } else { self.evaluate(ply, position.turn()) };
+        if self.options.futility
+            && !pv_node
+            && !in_check
+            && depth <= FUTILITY_DEPTH
+            && beta.abs() < MATE_BOUND
+            && static_eval - FUTILITY_MARGIN * depth >= beta
+        {
+            return static_eval;
+        }
         if self.options.null_move
             && allow_null
             && !root
@@ -326,7 +371,7 @@ impl<'a> Searcher<'a> {
             && depth >= 3
             && beta.abs() < MATE_BOUND
             && has_pieces(position)
-            && self.evaluate(ply, position.turn()) >= beta
+            && static_eval >= beta
             && let Ok(null) = position.clone().swap_turn()
         {
             self.enter(&null, ply);
@@ -341,28 +386,52 @@ impl<'a> Searcher<'a> {
             }
         }
         let extension = i32::from(self.options.check_extensions && in_check);
-        let ordered = self.order(position, moves, tt_move, ply);
+        let ordered = self.order(position, moves, tt_move, ply, depth);
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
         let mut searched = 0;
+        let mut quiets_searched = 0;
+        let futile = self.options.futility
+            && !pv_node
+            && !in_check
+            && depth <= FUTILITY_DEPTH
+            && static_eval + FUTILITY_MARGIN * depth <= alpha;
         for m in ordered {
             if root && !self.search_moves.is_empty() && !self.search_moves.contains(&m) {
                 continue;
             }
-            let child = self.make(position, m, ply);
+            let child = played(position, m);
+            let quiet = !m.is_capture() && m.promotion().is_none();
+            let late_quiet = quiet && searched > 0 && !child.is_check() && best > -MATE_BOUND;
+            if late_quiet && futile {
+                continue;
+            }
+            if late_quiet
+                && self.options.lmp
+                && !pv_node
+                && !in_check
+                && depth <= LMP_DEPTH
+                && quiets_searched >= lmp_limit(depth)
+            {
+                continue;
+            }
+            self.enter(&child, ply);
             let new_depth = depth - 1 + extension;
-            let score = if searched == 0 || !self.options.pvs {
-                -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true)
+            let reduction = if self.options.lmr
+                && late_quiet
+                && depth >= 3
+                && searched >= 3
+                && !in_check
+                && !(self.options.killers && self.killers[ply].contains(&Some(m)))
+            {
+                lmr_reduction(depth, searched, pv_node).min(new_depth - 1)
             } else {
-                let probe = -self.negamax(&child, new_depth, -alpha - 1, -alpha, ply + 1, true);
-                if probe > alpha && probe < beta && !self.aborted {
-                    -self.negamax(&child, new_depth, -beta, -alpha, ply + 1, true)
-                } else {
-                    probe
-                }
+                0
             };
+            let score = self.search_child(&child, new_depth, reduction, alpha, beta, ply, searched == 0);
             self.keys.pop();
+            quiets_searched += usize::from(quiet);
             searched += 1;
             if self.aborted {
                 return 0;
@@ -391,6 +460,32 @@ impl<'a> Searcher<'a> {
             self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move));
         }
         best
+    }
+
+    /// Searches the child of the node at `ply` (already entered): the first move with the
+    /// full window; later moves reduced by `reduction` first (re-searched at full depth if
+    /// they beat alpha), then with a null window under PVS (re-searched with the full
+    /// window if they land inside it).
+    #[allow(clippy::too_many_arguments)]
+    fn search_child(&mut self, child: &Chess, depth: i32, reduction: i32, alpha: i32, beta: i32, ply: usize, first: bool) -> i32 {
+        if first {
+            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true);
+        }
+        if reduction > 0 {
+            let score = -self.negamax(child, depth - reduction, -alpha - 1, -alpha, ply + 1, true);
+            if score <= alpha || self.aborted {
+                return score;
+            }
+        }
+        if !self.options.pvs {
+            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true);
+        }
+        let probe = -self.negamax(child, depth, -alpha - 1, -alpha, ply + 1, true);
+        if probe > alpha && probe < beta && !self.aborted {
+            -self.negamax(child, depth, -beta, -alpha, ply + 1, true)
+        } else {
+            probe
+        }
     }
 
     fn quiescence(&mut self, position: &Chess, mut alpha: i32, beta: i32, ply: usize) -> i32 {
@@ -425,7 +520,17 @@ impl<'a> Searcher<'a> {
                 moves.sort_by_key(|m| -mvv_lva(m));
             }
         }
+        let stand_pat = best;
         for m in moves {
+            if !in_check && self.options.futility {
+                let gain = m.capture().map_or(0, piece_value) + m.promotion().map_or(0, |r| piece_value(r) - piece_value(Role::Pawn));
+                if stand_pat + gain + DELTA_MARGIN <= alpha {
+                    continue;
+                }
+            }
+            if !in_check && self.options.see && see(position, &m) < 0 {
+                continue;
+            }
             let child = self.make(position, m, ply);
             let score = -self.quiescence(&child, -beta, -alpha, ply + 1);
             self.keys.pop();
@@ -446,17 +551,17 @@ impl<'a> Searcher<'a> {
         best
     }
 
-    /// Moves in search order: the transposition-table move, then (with killers) the
-    /// killer moves, then by the move predictors' joint probability plus history; a
-    /// stable sort keeps the move generator's order among equals.
-    fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>, ply: usize) -> MoveList {
+    /// Moves in search order: the transposition-table move, captures and promotions by
+    /// MVV-LVA (unless `predictor_depth` is 1), then (with killers) the killer moves, then
+    /// by the move predictors' joint probability (at nodes of at least `predictor_depth`)
+    /// plus history; a stable sort keeps the move generator's order among equals.
+    fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>, ply: usize, depth: i32) -> MoveList {
         if !self.options.ordering && !self.options.killers && tt_move.is_none() {
             return moves;
         }
-        let mut prediction = self
-            .options
-            .ordering
-            .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
+        let predict = self.options.ordering && depth >= self.options.predictor_depth;
+        let mut prediction =
+            predict.then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
         let mut keyed: Vec<(f32, Move)> = moves
             .into_iter()
             .map(|m| {
@@ -466,6 +571,9 @@ impl<'a> Searcher<'a> {
                 }
                 if let Some(p) = prediction.as_mut() {
                     k += p.joint(position, &m, &mut self.scratch);
+                }
+                if self.options.ordering && self.options.predictor_depth > 1 && (m.is_capture() || m.promotion().is_some()) {
+                    k += 100.0 + mvv_lva(&m) as f32;
                 }
                 if self.options.killers && !m.is_capture() {
                     if self.killers[ply].contains(&Some(m)) {
@@ -492,6 +600,25 @@ impl<'a> Searcher<'a> {
         let slot = &mut self.history[history_index(turn, m)];
         *slot = (*slot + depth * depth).min(1 << 20);
     }
+}
+
+/// The position after `m`.
+fn played(position: &Chess, m: Move) -> Chess {
+    let mut child = position.clone();
+    child.play_unchecked(m);
+    child
+}
+
+/// Late move reduction for the `searched`-th move (0-based) at `depth`, in plies
+/// (logarithmic in both, as in Ethereal and Stockfish), one less at PV nodes.
+fn lmr_reduction(depth: i32, searched: usize, pv_node: bool) -> i32 {
+    let r = 0.75 + (depth as f32).ln() * (searched as f32).ln() / 2.25;
+    (r as i32 - i32::from(pv_node)).max(0)
+}
+
+/// Quiet moves searched at `depth` before late move pruning skips the rest.
+fn lmp_limit(depth: i32) -> usize {
+    (3 + depth * depth) as usize
 }
 
 fn history_index(turn: Color, m: &Move) -> usize {

@@ -9,6 +9,7 @@ pub mod mcts;
 
 pub mod ordering;
 pub mod policy;
+pub mod see;
 
 pub mod tt;
 

@@ -107,3 +107,35 @@ fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
     let result = run(&networks, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", &[], EvalOptions::FULL, 3);
     assert_eq!(result.score, Score::Mate(1));
 }
+
+#[test]
+fn pruning_and_reductions_keep_the_mate_in_two() {
+    let networks = networks();
+    let fen = "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1";
+    let base = EvalOptions { tt: true, ordering: true, pvs: true, killers: true, ..EvalOptions::PLAIN };
+    for options in [
+        EvalOptions { lmr: true, ..base },
+        EvalOptions { lmp: true, ..base },
+        EvalOptions { futility: true, ..base },
+        EvalOptions { see: true, ..base },
+        EvalOptions { predictor_depth: 3, ..base },
+        EvalOptions::FULL,
+    ] {
+        let result = run(&networks, fen, &[], options, 5);
+        assert_eq!((result.score, uci_move(&result.best)), (Score::Mate(2), "a1a6".to_string()), "{options:?}");
+    }
+}
+
+#[test]
+fn reductions_and_pruning_save_nodes() {
+    let networks = networks();
+    let fen = "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7";
+    let none = EvalOptions { lmr: false, lmp: false, futility: false, see: false, ..EvalOptions::FULL };
+    let without = run(&networks, fen, &[], none, 5).nodes;
+    // Late move pruning and futility alone may cost nodes in one position (the table and
+    // the killers see other moves); together with the rest they save.
+    for options in [EvalOptions { lmr: true, ..none }, EvalOptions { see: true, ..none }, EvalOptions::FULL] {
+        let nodes = run(&networks, fen, &[], options, 5).nodes;
+        assert!(nodes < without, "{options:?}: {nodes} nodes, {without} without");
+    }
+}
