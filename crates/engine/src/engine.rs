@@ -36,30 +36,9 @@ pub enum SearchKind {
 pub struct EngineOptions {
     /// The search.
     pub search: SearchKind,
-    /// Transposition table (alpha-beta searches).
-    pub tt: bool,
-    /// Move ordering by the move predictors (alpha-beta searches).
-    pub ordering: bool,
-    /// Principal variation search (evaluation search).
-    pub pvs: bool,
-    /// Null-move pruning (evaluation search).
-    pub null_move: bool,
-    /// Killer moves and history heuristic (evaluation search).
-    pub killers: bool,
-    /// Check extensions (evaluation search).
-    pub check_extensions: bool,
-    /// Aspiration windows (evaluation search).
-    pub aspiration: bool,
-    /// Late move reductions (evaluation search).
-    pub lmr: bool,
-    /// Late move pruning (evaluation search).
-    pub lmp: bool,
-    /// SEE pruning of losing captures in quiescence (evaluation search).
-    pub see: bool,
-    /// Reverse futility, futility and delta pruning (evaluation search).
-    pub futility: bool,
-    /// Least remaining depth at which the move predictors order moves (evaluation search).
-    pub ordering_depth: i32,
+    /// Switches of the alpha-beta searches: all of them drive the evaluation search;
+    /// `tt` and `ordering` drive the comparison search too.
+    pub eval: EvalOptions,
     /// MCTS settings.
     pub mcts: MctsOptions,
     /// Policy player.
@@ -78,18 +57,8 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             search: SearchKind::default(),
-            tt: true,
-            ordering: true,
-            pvs: true,
-            null_move: true,
-            killers: true,
-            check_extensions: true,
-            aspiration: true,
-            lmr: true,
-            lmp: true,
-            see: true,
-            futility: false,
-            ordering_depth: DEFAULT_PREDICTOR_DEPTH,
+            // Futility pruning cost STS points in measurements (docs/engine.md): off by default.
+            eval: EvalOptions { futility: false, ..EvalOptions::FULL },
             mcts: MctsOptions::default(),
             policy: PolicyMode::default(),
             hash_mb: 16,
@@ -103,25 +72,12 @@ impl Default for EngineOptions {
 impl EngineOptions {
     /// The evaluation search's switches.
     pub fn eval_options(&self) -> EvalOptions {
-        EvalOptions {
-            tt: self.tt,
-            ordering: self.ordering,
-            pvs: self.pvs,
-            null_move: self.null_move,
-            killers: self.killers,
-            check_extensions: self.check_extensions,
-            aspiration: self.aspiration,
-            lmr: self.lmr,
-            lmp: self.lmp,
-            see: self.see,
-            futility: self.futility,
-            predictor_depth: self.ordering_depth,
-        }
+        self.eval
     }
 
     /// The comparison search's switches.
     pub fn compare_options(&self) -> CompareOptions {
-        CompareOptions { tt: self.tt, ordering: self.ordering }
+        CompareOptions { tt: self.eval.tt, ordering: self.eval.ordering }
     }
 }
 
@@ -255,18 +211,18 @@ impl Engine {
                     _ => SearchKind::Policy,
                 }
             }
-            "tt" => o.tt = check()?,
-            "ordering" => o.ordering = check()?,
-            "pvs" => o.pvs = check()?,
-            "nullmove" => o.null_move = check()?,
-            "killers" => o.killers = check()?,
-            "checkextensions" => o.check_extensions = check()?,
-            "aspiration" => o.aspiration = check()?,
-            "lmr" => o.lmr = check()?,
-            "lmp" => o.lmp = check()?,
-            "see" => o.see = check()?,
-            "futility" => o.futility = check()?,
-            "orderingdepth" => o.ordering_depth = spin(1, 64)? as i32,
+            "tt" => o.eval.tt = check()?,
+            "ordering" => o.eval.ordering = check()?,
+            "pvs" => o.eval.pvs = check()?,
+            "nullmove" => o.eval.null_move = check()?,
+            "killers" => o.eval.killers = check()?,
+            "checkextensions" => o.eval.check_extensions = check()?,
+            "aspiration" => o.eval.aspiration = check()?,
+            "lmr" => o.eval.lmr = check()?,
+            "lmp" => o.eval.lmp = check()?,
+            "see" => o.eval.see = check()?,
+            "futility" => o.eval.futility = check()?,
+            "orderingdepth" => o.eval.predictor_depth = spin(1, 64)? as i32,
             "mctsleaf" => {
                 o.mcts.leaf = match combo(&["value", "rollout", "random", "puct"])?.as_str() {
                     "value" => LeafEval::Value,
