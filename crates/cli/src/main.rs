@@ -47,8 +47,20 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes joined by `: `, leaving out a cause whose text the message
+/// already contains (our error types name the file and quote their I/O cause).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut message = e.to_string();
+    for cause in e.chain().skip(1).map(ToString::to_string) {
+        if !message.contains(&cause) {
+            message = format!("{message}: {cause}");
+        }
+    }
+    message
 }
