@@ -4,13 +4,13 @@
 
 use std::time::Instant;
 
-use burn::tensor::Device;
 use deepchess_core::{FEATURE_COUNT, ModelKind, SparseFeatures};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use shakmaty::{Chess, Position};
 
+use crate::device::DeviceChoice;
 use crate::nn::adam::Adam;
 use crate::nn::graph::Input;
 use crate::nn::loss::cross_entropy;
@@ -48,10 +48,10 @@ pub fn random_positions(count: usize, seed: u64) -> Vec<SparseFeatures> {
 }
 
 /// Times `batches` comparator training steps of `batch` pairs (after one warm-up step)
-/// with the first layer sparse and then dense.
-pub fn bench_train(batch: usize, batches: usize) -> anyhow::Result<Vec<Throughput>> {
+/// with the first layer sparse and then dense, on `device`.
+pub fn bench_train(batch: usize, batches: usize, device: DeviceChoice) -> anyhow::Result<Vec<Throughput>> {
     let positions = random_positions(2 * batch * 4, 7);
-    let device = Device::default().autodiff();
+    let device = device.device()?.autodiff();
     let mut results = Vec::new();
     for dense in [false, true] {
         let mut params = Params::init(ModelKind::Comparator.default_stacks(), 0);
@@ -91,11 +91,11 @@ pub fn bench_train(batch: usize, batches: usize) -> anyhow::Result<Vec<Throughpu
 /// Runs [`bench_train`] and formats its result as `deepchess bench train` prints it: one
 /// line per first-layer kind, then `pairs_per_second=<sparse> dense_pairs_per_second=<dense>
 /// speedup=<ratio> batch=<n>`.
-pub fn bench_train_report(batch: usize, batches: usize) -> anyhow::Result<String> {
-    let results = bench_train(batch, batches)?;
+pub fn bench_train_report(batch: usize, batches: usize, device: DeviceChoice) -> anyhow::Result<String> {
+    let results = bench_train(batch, batches, device)?;
     let mut out = String::new();
     for r in &results {
-        out += &format!("comparator training, {} first layer: {:.0} pairs/s ({} batches of {batch})\n", r.first_layer, r.pairs_per_second, r.batches);
+        out += &format!("comparator training on {device}, {} first layer: {:.0} pairs/s ({} batches of {batch})\n", r.first_layer, r.pairs_per_second, r.batches);
     }
     let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
     out += &format!("pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n", sparse / dense);

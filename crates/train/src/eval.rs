@@ -7,11 +7,11 @@
 use std::path::Path;
 
 use anyhow::Context;
-use burn::tensor::Device;
 use deepchess_core::{Content, Model, ModelKind, Split};
 use serde::Serialize;
 
 use crate::data::DataFile;
+use crate::device::DeviceChoice;
 use crate::nn::params::Params;
 use crate::prepare::{PrepareOptions, prepare};
 use crate::trainers::{comparator, movepred, value};
@@ -41,8 +41,9 @@ impl PreparedPgn {
     }
 }
 
-fn load(models: &Path, kind: ModelKind) -> anyhow::Result<Params> {
-    Ok(Params::from_model(&Model::load(models, kind).with_context(|| format!("--models {}", models.display()))?))
+fn params(model: &Model, kind: ModelKind) -> anyhow::Result<Params> {
+    anyhow::ensure!(model.card.kind == kind, "expected a {} model, got a {} model", kind.name(), model.card.kind.name());
+    Ok(Params::from_model(model))
 }
 
 /// Comparator figures on a PGN.
@@ -54,13 +55,13 @@ pub struct ComparatorEval {
     pub pairs: usize,
 }
 
-/// The comparator on `pairs` pairs of the prepared `data`.
-pub fn comparator(data: &Path, models: &Path, pairs: usize) -> anyhow::Result<ComparatorEval> {
-    let params = load(models, ModelKind::Comparator)?;
+/// The comparator `model` on `pairs` pairs of the prepared `data`.
+pub fn comparator(data: &Path, model: &Model, pairs: usize, device: DeviceChoice) -> anyhow::Result<ComparatorEval> {
+    let params = params(model, ModelKind::Comparator)?;
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
     let (white, black) = comparator::decisive(&file);
     let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
-    let tally = comparator::evaluate(&params, &Device::default(), &file, &pairs)?;
+    let tally = comparator::evaluate(&params, &device.device()?, &file, &pairs)?;
     Ok(ComparatorEval { accuracy: tally.accuracy(), pairs: pairs.len() })
 }
 
@@ -75,11 +76,11 @@ pub struct ValueEval {
     pub pairs: usize,
 }
 
-/// The value net on the prepared `data` (targets with `eval_weight` as in training).
-pub fn value(data: &Path, models: &Path, pairs: usize, eval_weight: f64) -> anyhow::Result<ValueEval> {
-    let params = load(models, ModelKind::Value)?;
+/// The value net `model` on the prepared `data` (targets with `eval_weight` as in training).
+pub fn value(data: &Path, model: &Model, pairs: usize, eval_weight: f64, device: DeviceChoice) -> anyhow::Result<ValueEval> {
+    let params = params(model, ModelKind::Value)?;
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
-    let device = Device::default();
+    let device = device.device()?;
     let scores = value::evaluate(&params, &device, &file, eval_weight)?;
     let (white, black) = comparator::decisive(&file);
     let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
@@ -96,11 +97,11 @@ pub struct MovepredEval {
     pub joint: movepred::JointScores,
 }
 
-/// The move predictors on the prepared `data`.
-pub fn movepred(data: &Path, models: &Path) -> anyhow::Result<MovepredEval> {
-    let params = load(models, ModelKind::Movepred)?;
+/// The move predictors `model` on the prepared `data`.
+pub fn movepred(data: &Path, model: &Model, device: DeviceChoice) -> anyhow::Result<MovepredEval> {
+    let params = params(model, ModelKind::Movepred)?;
     let file = DataFile::open(data, Content::Moves, Split::Validation)?;
-    let device = Device::default();
+    let device = device.device()?;
     let indices = movepred::net_indices(&file)?;
     Ok(MovepredEval { nets: movepred::evaluate_nets(&params, &device, &file, &indices)?, joint: movepred::evaluate_joint(&params, &device, &file)? })
 }

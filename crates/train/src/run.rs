@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use crate::device::DeviceChoice;
 use crate::metrics::{self, EpochMetrics};
 use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, to_vec};
@@ -31,6 +32,10 @@ pub struct RunArgs {
     /// Continue the run from its last checkpoint (same options; `--epochs` may be raised).
     #[arg(long)]
     pub resume: bool,
+    /// Where burn computes: `cpu` (the flex backend) or, in a build with the `wgpu`
+    /// feature, `wgpu`, `wgpu:cpu`, `wgpu:discrete[:N]`, `wgpu:integrated[:N]`.
+    #[arg(long, default_value_t = DeviceChoice::Cpu)]
+    pub device: DeviceChoice,
 }
 
 /// A training run in progress.
@@ -50,7 +55,7 @@ impl Run {
     pub fn open(args: &RunArgs, options: &impl Serialize, init: impl FnOnce() -> anyhow::Result<Params>) -> anyhow::Result<Run> {
         let options = serde_json::to_value(options)?;
         let checkpoint = args.out.join(CHECKPOINT_FILE);
-        let device = Device::default().autodiff();
+        let device = args.device.device()?.autodiff();
         if args.resume {
             let state = Checkpoint::load(&checkpoint).context("--resume")?;
             let strip = |v: &serde_json::Value| {

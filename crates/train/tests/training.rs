@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use deepchess_core::{Model, ModelKind};
 use deepchess_train::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use deepchess_train::device::DeviceChoice;
 use deepchess_train::eval::{self, PreparedPgn};
 use deepchess_train::nn::params::Params;
 use deepchess_train::run::RunArgs;
@@ -18,7 +19,7 @@ fn sample_pgn() -> PreparedPgn {
 }
 
 fn args(data: &Path, out: PathBuf) -> RunArgs {
-    RunArgs { data: data.to_path_buf(), out, force: false, resume: false }
+    RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu }
 }
 
 fn dataset() -> (tempfile::TempDir, PathBuf) {
@@ -61,11 +62,11 @@ fn value_net_learns_and_round_trips_bit_for_bit() {
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
     assert!(err.contains("--resume") && err.contains("--force"), "{err}");
 
-    let r = eval::value(&data, &out, 200, 0.5).unwrap();
+    let r = eval::value(&data, &back, 200, 0.5, DeviceChoice::Cpu).unwrap();
     assert_eq!(r.pairs, 200);
     assert!((0.0..=1.0).contains(&r.pair_accuracy) && r.scores.positions > 0 && r.scores.loss.is_finite());
-    let err = eval::value(&data, dir.path(), 10, 0.5).unwrap_err();
-    assert!(format!("{err:#}").contains("value.json"), "{err:#}");
+    let err = eval::movepred(&data, &back, DeviceChoice::Cpu).unwrap_err().to_string();
+    assert!(err.contains("expected a movepred model, got a value model"), "{err}");
 }
 
 #[test]
@@ -105,7 +106,7 @@ fn move_predictors_beat_chance() {
     }
     let joint = model.card.metrics["joint_legal"]["top"][2].as_f64().unwrap();
     assert!(joint > 0.0 && joint <= 1.0);
-    let r = eval::movepred(&sample_pgn().data(), &out).unwrap();
+    let r = eval::movepred(&sample_pgn().data(), &model, DeviceChoice::Cpu).unwrap();
     assert_eq!(r.nets.len(), 7);
     assert_eq!(r.nets[0].positions, r.joint.positions);
     assert!(r.joint.top[0] <= r.joint.top[1] && r.joint.top[1] <= r.joint.top[2] && r.joint.top[2] > 0.0);
@@ -145,6 +146,8 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
         lr_decay: 1.0,
         flip: true,
         random_split: false,
+        eval_pairs: 0.0,
+        eval_margin: 100,
         head_hidden: vec![16, 8],
         encoder_hidden: vec![],
         seed: 4,
@@ -155,7 +158,33 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
     let best = state.history.iter().filter_map(|r| r.validation_accuracy).fold(0.0, f64::max);
     assert_eq!(accuracy, best, "the saved model is the best-validation one");
-    let r = eval::comparator(&data, &out, 300).unwrap();
+    let r = eval::comparator(&data, &model, 300, DeviceChoice::Cpu).unwrap();
     assert_eq!(r.pairs, 300);
     assert!((0.0..=1.0).contains(&r.accuracy));
+}
+
+#[test]
+fn comparator_learns_from_eval_labelled_pairs_alone() {
+    let (dir, data) = dataset();
+    let out = dir.path().join("comparator-eval");
+    let options = comparator::ComparatorOptions {
+        pos2vec: None,
+        epochs: 4,
+        pairs_per_epoch: 4000,
+        validation_pairs: 1000,
+        batch: 100,
+        lr: 1e-3,
+        lr_decay: 1.0,
+        flip: true,
+        random_split: false,
+        eval_pairs: 1.0,
+        eval_margin: 200,
+        head_hidden: vec![16, 8],
+        encoder_hidden: vec![32, 16],
+        seed: 5,
+    };
+    let model = comparator::train(&args(&data, out), &options).unwrap();
+    // trained only on which position the evaluation prefers, measured on game results
+    let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
+    assert!(accuracy > 0.65, "result-pair accuracy after eval-labelled training {accuracy}");
 }

@@ -7,6 +7,7 @@ use anyhow::Context;
 use deepchess_engine::bench::{BENCH_DEPTH, nn_bench, search_bench};
 use deepchess_engine::engine::Engine;
 use deepchess_engine::nn::Networks;
+use deepchess_train::device::DeviceChoice;
 
 /// Arguments of `deepchess bench`.
 #[derive(clap::Args)]
@@ -35,8 +36,8 @@ enum BenchMode {
         #[arg(long, default_value_t = 1.0)]
         seconds: f64,
     },
-    /// Siamese-comparator training throughput (pairs/s) on the CPU, sparse first layer
-    /// against dense, measured in the same run.
+    /// Siamese-comparator training throughput (pairs/s), sparse first layer against
+    /// dense, measured in the same run.
     Train {
         /// Pairs per training step.
         #[arg(long, default_value_t = 1000)]
@@ -44,6 +45,9 @@ enum BenchMode {
         /// Timed training steps (after one warm-up step).
         #[arg(long, default_value_t = 10)]
         batches: usize,
+        /// Where burn computes: `cpu`, or `wgpu[:KIND]` in a build with the `wgpu` feature.
+        #[arg(long, default_value_t = DeviceChoice::Cpu)]
+        device: DeviceChoice,
     },
 }
 
@@ -64,9 +68,9 @@ struct SearchBenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let networks = || Networks::load_or_embedded(args.models.as_deref()).context("loading the networks");
     match args.mode.unwrap_or(BenchMode::Search(args.search)) {
-        BenchMode::Train { batch, batches } => {
+        BenchMode::Train { batch, batches, device } => {
             anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
-            print!("{}", deepchess_train::bench::bench_train_report(batch, batches)?);
+            print!("{}", deepchess_train::bench::bench_train_report(batch, batches, device)?);
         }
         BenchMode::Search(SearchBenchArgs { depth, options }) => {
             let mut engine = Engine::new(networks()?);

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
+use deepchess_core::{Model, ModelKind};
+use deepchess_train::device::DeviceChoice;
 use deepchess_train::eval::{self, PreparedPgn};
 use deepchess_train::trainers::movepred;
 
@@ -18,9 +21,22 @@ struct Common {
     /// PGN file (.pgn, .pgn.gz, .pgn.zst, .pgn.bz2).
     #[arg(long)]
     pgn: PathBuf,
-    /// Directory with the model files (default: the repository's committed `models/`).
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models"))]
-    models: PathBuf,
+    /// Directory with the model files (default: the models embedded in this binary).
+    #[arg(long)]
+    models: Option<PathBuf>,
+    /// Where burn computes: `cpu`, or `wgpu[:KIND]` in a build with the `wgpu` feature.
+    #[arg(long, default_value_t = DeviceChoice::Cpu)]
+    device: DeviceChoice,
+}
+
+impl Common {
+    /// The model of `kind`: from `--models`, or the embedded default.
+    fn model(&self, kind: ModelKind) -> anyhow::Result<Model> {
+        match &self.models {
+            Some(dir) => Model::load(dir, kind).with_context(|| format!("--models {}", dir.display())),
+            None => Ok(deepchess_engine::nn::embedded_model(kind)?),
+        }
+    }
 }
 
 #[derive(clap::Subcommand)]
@@ -56,19 +72,19 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     match args.network {
         Network::Comparator { common, pairs } => {
             let data = PreparedPgn::new(&common.pgn)?;
-            let r = eval::comparator(&data.data(), &common.models, pairs)?;
+            let r = eval::comparator(&data.data(), &common.model(ModelKind::Comparator)?, pairs, common.device)?;
             println!("accuracy={:.4} pairs={}", r.accuracy, r.pairs);
         }
         Network::Movepred { common } => {
             let data = PreparedPgn::new(&common.pgn)?;
-            let r = eval::movepred(&data.data(), &common.models)?;
+            let r = eval::movepred(&data.data(), &common.model(ModelKind::Movepred)?, common.device)?;
             print!("{}", movepred::table(&r.nets));
             let j = &r.joint;
             println!("joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}", j.top[0], j.top[1], j.top[2], j.positions);
         }
         Network::Value { common, pairs, eval_weight } => {
             let data = PreparedPgn::new(&common.pgn)?;
-            let r = eval::value(&data.data(), &common.models, pairs, eval_weight)?;
+            let r = eval::value(&data.data(), &common.model(ModelKind::Value)?, pairs, eval_weight, common.device)?;
             println!("loss={:.5} result_accuracy={:.4} positions={}", r.scores.loss, r.scores.accuracy, r.scores.positions);
             println!("pair_accuracy={:.4} pairs={}", r.pair_accuracy, r.pairs);
         }

@@ -43,6 +43,9 @@ pub enum NetworkError {
         /// Kind expected.
         expected: &'static str,
     },
+    /// No default model of this kind is embedded (only the engine's models are).
+    #[error("no default {0} model is embedded in this binary (give a directory with --models)")]
+    NotEmbedded(&'static str),
 }
 
 /// The networks the engine plays with.
@@ -74,19 +77,27 @@ mod embedded {
         (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
 }
 
+/// The embedded default model of `kind` (one of [`ENGINE_MODELS`]), checked.
+pub fn embedded_model(kind: ModelKind) -> Result<Model, NetworkError> {
+    let (card, weights) = match kind {
+        ModelKind::Comparator => embedded::COMPARATOR,
+        ModelKind::Movepred => embedded::MOVEPRED,
+        ModelKind::Value => embedded::VALUE,
+        other => return Err(NetworkError::NotEmbedded(other.name())),
+    };
+    let origin = format!("embedded default models/{}", kind.name());
+    let model = Model::from_bytes(card, weights, &origin)?;
+    check_kind(&model, kind, &origin)?;
+    Ok(model)
+}
+
 impl Networks {
     /// The default networks embedded in the binary.
     pub fn embedded() -> Result<Networks, NetworkError> {
-        let load = |kind: ModelKind, (card, weights): (&[u8], &[u8])| {
-            let origin = format!("embedded default models/{}", kind.name());
-            let model = Model::from_bytes(card, weights, &origin)?;
-            check_kind(&model, kind, &origin)?;
-            Ok::<_, NetworkError>(model)
-        };
         Networks::from_models(
-            &load(ModelKind::Comparator, embedded::COMPARATOR)?,
-            &load(ModelKind::Movepred, embedded::MOVEPRED)?,
-            &load(ModelKind::Value, embedded::VALUE)?,
+            &embedded_model(ModelKind::Comparator)?,
+            &embedded_model(ModelKind::Movepred)?,
+            &embedded_model(ModelKind::Value)?,
         )
     }
 

@@ -55,6 +55,16 @@ pub struct ComparatorOptions {
     /// and validation pairs are drawn from it; the validation games are not used.
     #[arg(long)]
     pub random_split: bool,
+    /// Fraction of each epoch's training pairs labelled by the engines' `[%eval]` scores
+    /// instead of by game result: two positions with evaluations at least `--eval-margin`
+    /// apart, from any game (drawn ones too when the dataset was prepared with `--draws`);
+    /// the one the engine preferred for White plays the part of the White-won position.
+    /// 0 trains as the thesis did. Validation pairs are always result pairs.
+    #[arg(long, default_value_t = 0.0, value_parser = fraction)]
+    pub eval_pairs: f64,
+    /// Smallest evaluation difference (centipawns) of an eval-labelled pair.
+    #[arg(long, default_value_t = 100)]
+    pub eval_margin: u16,
     /// Head layer widths between the concatenated codes and the 2 outputs.
     #[arg(long, value_delimiter = ',', default_values_t = COMPARATOR_HEAD_LAYERS[1..COMPARATOR_HEAD_LAYERS.len() - 1].to_vec())]
     pub head_hidden: Vec<usize>,
@@ -92,6 +102,61 @@ impl Pair {
     pub fn shown(&self) -> (usize, usize) {
         if self.white_first { (self.white_won, self.black_won) } else { (self.black_won, self.white_won) }
     }
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("expected a fraction between 0 and 1, got {s:?}")),
+    }
+}
+
+/// Positions with an engine evaluation: record indices and evaluations (centipawns for
+/// White, mate scores as stored).
+pub fn evaluated(file: &DataFile) -> (Vec<usize>, Vec<i16>) {
+    (0..file.len()).filter_map(|i| file.get(i).eval().map(|e| (i, e))).unzip()
+}
+
+/// `count` eval-labelled pairs: two positions of `evaluated` whose evaluations differ by
+/// at least `margin`, the higher one in the White-won role. Seeded like [`draw_pairs`].
+pub fn draw_eval_pairs(evaluated: &(Vec<usize>, Vec<i16>), margin: u16, count: usize, seed: u64, epoch: u32, flip: bool) -> anyhow::Result<Vec<Pair>> {
+    let (records, evals) = evaluated;
+    if records.len() < 2 {
+        anyhow::bail!("--eval-pairs needs positions with [%eval] scores (found {})", records.len());
+    }
+    let mut r = rng(seed, epoch, 4);
+    let mut pairs = Vec::with_capacity(count);
+    let mut tries = 0u64;
+    while pairs.len() < count {
+        tries += 1;
+        if tries > 1000 + 100 * count as u64 {
+            anyhow::bail!("--eval-margin {margin}: almost no two positions have evaluations that far apart");
+        }
+        let (a, b) = (r.random_range(0..records.len()), r.random_range(0..records.len()));
+        if (i32::from(evals[a]) - i32::from(evals[b])).unsigned_abs() < u32::from(margin) {
+            continue;
+        }
+        let (better, worse) = if evals[a] > evals[b] { (a, b) } else { (b, a) };
+        pairs.push(Pair { white_won: records[better], black_won: records[worse], white_first: r.random(), flipped: flip && r.random() });
+    }
+    Ok(pairs)
+}
+
+/// One epoch's training pairs: result pairs, with a fraction `options.eval_pairs`
+/// replaced by eval-labelled ones, shuffled together.
+fn training_pairs(white: &[usize], black: &[usize], evaluated: &(Vec<usize>, Vec<i16>), options: &ComparatorOptions, epoch: u32) -> anyhow::Result<Vec<Pair>> {
+    use rand::seq::SliceRandom;
+    let n_eval = (options.pairs_per_epoch as f64 * options.eval_pairs).round() as usize;
+    let mut pairs = if n_eval < options.pairs_per_epoch {
+        draw_pairs(white, black, options.pairs_per_epoch - n_eval, options.seed, epoch, options.flip)?
+    } else {
+        Vec::new()
+    };
+    if n_eval > 0 {
+        pairs.extend(draw_eval_pairs(evaluated, options.eval_margin, n_eval, options.seed, epoch, options.flip)?);
+        pairs.shuffle(&mut rng(options.seed, epoch, 5));
+    }
+    Ok(pairs)
 }
 
 /// Indices of the positions from White-won and from Black-won games.
@@ -192,11 +257,21 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
     };
     let validation = if options.random_split { DataFile::open(&args.data, Content::Positions, Split::Train)? } else { validation };
     let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, u32::MAX, false)?;
+    let evaluated = if options.eval_pairs == 0.0 {
+        (Vec::new(), Vec::new())
+    } else if options.random_split {
+        // the held-out positions stay out of the eval-labelled pairs too
+        let held: std::collections::HashSet<usize> = vw.iter().chain(&vb).copied().collect();
+        let (records, evals) = evaluated(&train_file);
+        records.into_iter().zip(evals).filter(|(i, _)| !held.contains(i)).unzip()
+    } else {
+        evaluated(&train_file)
+    };
     let mut run = Run::open(args, options, || initial_params(options))?;
     while run.state.epoch < options.epochs {
         let epoch = run.state.epoch;
         let lr = lr_at(options.lr, options.lr_decay, epoch);
-        let pairs = draw_pairs(&white, &black, options.pairs_per_epoch, options.seed, epoch, options.flip)?;
+        let pairs = training_pairs(&white, &black, &evaluated, options, epoch)?;
         let order: Vec<usize> = (0..pairs.len()).collect();
         let Run { state, device, .. } = &mut run;
         let (tally, rate) = epoch_loop("comparator", &order, options.batch, |chunk| {
@@ -255,4 +330,40 @@ pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Mode
         validation_pairs.len()
     );
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eval_pairs_put_the_higher_evaluation_in_the_white_won_role() {
+        let records: Vec<usize> = (0..50).collect();
+        let evals: Vec<i16> = (0..50).map(|i| (i * 37 % 50) as i16 * 20 - 500).collect();
+        let eval_of = |r: usize| i32::from(evals[r]);
+        let evaluated = (records, evals.clone());
+        let pairs = draw_eval_pairs(&evaluated, 150, 2000, 3, 1, true).unwrap();
+        assert_eq!(pairs.len(), 2000);
+        assert!(pairs.iter().all(|p| eval_of(p.white_won) >= eval_of(p.black_won) + 150));
+        assert!(pairs.iter().any(|p| p.flipped) && pairs.iter().any(|p| !p.flipped));
+        assert!(pairs.iter().any(|p| p.white_first) && pairs.iter().any(|p| !p.white_first));
+        assert_eq!(pairs, draw_eval_pairs(&evaluated, 150, 2000, 3, 1, true).unwrap());
+        assert_ne!(pairs, draw_eval_pairs(&evaluated, 150, 2000, 3, 2, true).unwrap());
+    }
+
+    #[test]
+    fn eval_pairs_report_impossible_margins_and_missing_evaluations() {
+        let err = draw_eval_pairs(&(vec![0, 1, 2], vec![0, 10, 20]), 100, 10, 0, 0, false).unwrap_err().to_string();
+        assert!(err.contains("--eval-margin 100"), "{err}");
+        let err = draw_eval_pairs(&(vec![], vec![]), 100, 10, 0, 0, false).unwrap_err().to_string();
+        assert!(err.contains("[%eval]"), "{err}");
+    }
+
+    #[test]
+    fn eval_pair_fraction_is_checked() {
+        assert_eq!(fraction("0.25"), Ok(0.25));
+        for bad in ["-0.1", "1.5", "half"] {
+            assert!(fraction(bad).unwrap_err().contains(bad));
+        }
+    }
 }
