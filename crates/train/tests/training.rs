@@ -93,7 +93,7 @@ fn resume_continues_the_same_run() {
 fn move_predictors_beat_chance() {
     let (dir, data) = dataset();
     let out = dir.path().join("movepred");
-    let options = movepred::MovepredOptions { epochs: 3, batch: 64, lr: 3e-3, lr_decay: 1.0, hidden: 16, positions_per_epoch: None, seed: 1 };
+    let options = movepred::MovepredOptions { epochs: 3, batch: 64, lr: 3e-3, lr_decay: 1.0, hidden: 16, positions_per_epoch: None, flip: true, seed: 1 };
     movepred::train(&args(&data, out.clone()), &options).unwrap();
     let model = Model::load(&out, ModelKind::Movepred).unwrap();
     let metrics = &model.card.metrics["validation"];

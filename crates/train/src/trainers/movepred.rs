@@ -42,14 +42,33 @@ pub struct MovepredOptions {
     /// Use at most this many training positions per net and epoch.
     #[arg(long)]
     pub positions_per_epoch: Option<usize>,
+    /// Colour-flip augmentation: each training position is, with probability ½ (drawn
+    /// afresh each epoch), mirrored with colours swapped, its destination square mirrored
+    /// too (the piece type is unchanged).
+    #[arg(long)]
+    pub flip: bool,
     /// Seed of initialisation and shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 }
 
-/// The label of net `net` (0 = piece net, 1 + p = square net of piece p) for a move.
-fn label(net: usize, m: MoveLabel) -> usize {
-    if net == 0 { usize::from(m.piece) } else { usize::from(m.to) }
+/// The label of net `net` (0 = piece net, 1 + p = square net of piece p) for a move,
+/// in the colour-flipped position when `flipped` (the destination mirrored top to bottom).
+fn label(net: usize, m: MoveLabel, flipped: bool) -> usize {
+    match net {
+        0 => usize::from(m.piece),
+        _ if flipped => usize::from(m.to) ^ 56,
+        _ => usize::from(m.to),
+    }
+}
+
+/// Whether record `i` is colour-flipped in `epoch`: a seeded coin per record and epoch.
+fn flipped_in_epoch(i: usize, seed: u64, epoch: u32) -> bool {
+    let mut z = (i as u64) ^ seed.rotate_left(17) ^ (u64::from(epoch) << 40);
+    // splitmix64 finaliser
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) & 1 == 1
 }
 
 fn record_label(file: &DataFile, i: usize) -> anyhow::Result<MoveLabel> {
@@ -101,7 +120,7 @@ pub fn evaluate_nets(params: &Params, device: &Device, file: &DataFile, indices:
             let classes = params.stack(name).output();
             let logits = net_logits(params, device, name, file, &indices[net])?;
             let labels: Vec<usize> =
-                indices[net].iter().map(|&i| record_label(file, i).map(|m| label(net, m))).collect::<anyhow::Result<_>>()?;
+                indices[net].iter().map(|&i| record_label(file, i).map(|m| label(net, m, false))).collect::<anyhow::Result<_>>()?;
             let mut hits = [0usize; 3];
             for (row, &l) in logits.chunks(classes).zip(&labels) {
                 let r = rank(row, l);
@@ -214,9 +233,13 @@ pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model>
             let Run { state, device, .. } = &mut run;
             let prefix = format!("{name}.");
             let (tally, rate) = epoch_loop(name, &order, options.batch, |chunk| {
-                let batch = train_file.features(chunk, |_| false)?;
-                let labels: Vec<usize> =
-                    chunk.iter().map(|&i| record_label(&train_file, i).map(|m| label(net, m))).collect::<anyhow::Result<_>>()?;
+                let flips: Vec<bool> = chunk.iter().map(|&i| options.flip && flipped_in_epoch(i, options.seed, epoch)).collect();
+                let batch = train_file.features(chunk, |k| flips[k])?;
+                let labels: Vec<usize> = chunk
+                    .iter()
+                    .zip(&flips)
+                    .map(|(&i, &f)| record_label(&train_file, i).map(|m| label(net, m, f)))
+                    .collect::<anyhow::Result<_>>()?;
                 let (loss, logits) = step(&mut state.params, &mut state.adam, lr, device, |t| t.starts_with(&prefix), |g| {
                     let logits = g.stack(name, Input::Sparse(&batch));
                     Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
@@ -240,13 +263,16 @@ pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model>
                 samples_per_second: rate,
             });
         }
-        run.end_epoch(rows, None)?;
+        let mean_top1 = val.iter().map(|v| v.top[0]).sum::<f64>() / val.len() as f64;
+        run.end_epoch(rows, Some(mean_top1))?;
     }
+    // the epoch with the best mean validation top-1 of the seven nets
+    let (_, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
     let device = run.device.clone().inner();
-    let val = evaluate_nets(&run.state.params, &device, &validation, &validation_indices)?;
-    let joint = evaluate_joint(&run.state.params, &device, &validation)?;
+    let val = evaluate_nets(&best, &device, &validation, &validation_indices)?;
+    let joint = evaluate_joint(&best, &device, &validation)?;
     let options_json = serde_json::to_value(options)?;
-    let model = run.state.params.to_model(ModelKind::Movepred, &names, |card| {
+    let model = best.to_model(ModelKind::Movepred, &names, |card| {
         card.output = serde_json::json!({
             "piece": "logits of the moving piece type P N B R Q K (softmax)",
             "square.*": "logits of the destination square a1=0..h8=63 for that piece type; castling = the king's destination",
@@ -260,4 +286,37 @@ pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model>
         joint.top[0], joint.top[1], joint.top[2], joint.positions
     );
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deepchess_core::record::mirrored;
+    use shakmaty::{CastlingMode, Chess, fen::Fen};
+
+    #[test]
+    fn flipped_labels_are_the_labels_of_the_mirrored_moves() {
+        let fen = "r3k2r/pppq1ppp/2n2n2/3pp3/1b2P3/2NP1N2/PPPB1PPP/R3K2R w KQkq - 0 1";
+        let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let mirror = mirrored(&pos);
+        let mirror_labels: Vec<MoveLabel> =
+            mirror.legal_moves().iter().map(|m| MoveLabel::from_move(m, mirror.turn()).unwrap()).collect();
+        let moves = pos.legal_moves();
+        assert!(moves.iter().any(|m| m.is_castle()));
+        for m in &moves {
+            let l = MoveLabel::from_move(m, pos.turn()).unwrap();
+            let net = 1 + usize::from(l.piece);
+            let expected = MoveLabel { piece: l.piece, to: label(net, l, true) as u8 };
+            assert!(mirror_labels.contains(&expected), "{m:?}: {expected:?} is not a move of the mirrored position");
+            assert_eq!(label(0, l, true), label(0, l, false));
+        }
+    }
+
+    #[test]
+    fn flip_coins_are_seeded_and_balanced() {
+        let heads = (0..10_000).filter(|&i| flipped_in_epoch(i, 3, 1)).count();
+        assert!((4_700..5_300).contains(&heads), "{heads}");
+        assert!((0..64).any(|i| flipped_in_epoch(i, 3, 1) != flipped_in_epoch(i, 3, 2)));
+        assert!((0..64).all(|i| flipped_in_epoch(i, 3, 1) == flipped_in_epoch(i, 3, 1)));
+    }
 }
