@@ -5,8 +5,9 @@ mod common;
 
 use common::{deepchess, texts};
 
+/// Two short games, one won by each colour (comparator pairs need both).
 fn sample_pgn() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/sample.pgn").to_string()
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/decisive.pgn").to_string()
 }
 
 /// The `key=value` fields of the last line of standard output.
