@@ -188,3 +188,20 @@ fn comparator_learns_from_eval_labelled_pairs_alone() {
     let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
     assert!(accuracy > 0.65, "result-pair accuracy after eval-labelled training {accuracy}");
 }
+
+#[test]
+fn a_value_net_is_saved_even_when_no_validation_pairs_exist() {
+    // tests/data/sample.pgn has no game Black won: no comparator pair can be drawn
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let pgn = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/sample.pgn");
+    let mut options = deepchess_train::prepare::PrepareOptions::new(vec![pgn], data.clone());
+    options.draws = true;
+    options.validation_fraction = 0.5;
+    deepchess_train::prepare::prepare(&options, &mut |_| {}, &mut |_| {}).unwrap();
+    let out = dir.path().join("value");
+    let model = value::train(&args(&data, out.clone()), &value_options(2)).unwrap();
+    assert!(model.card.metrics["validation_pair_accuracy"].is_null(), "{}", model.card.metrics);
+    assert_eq!(model.card.metrics["validation_pairs"], 0);
+    assert_eq!(Model::load(&out, ModelKind::Value).unwrap(), model);
+}

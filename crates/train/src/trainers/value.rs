@@ -162,8 +162,14 @@ pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
     let device = run.device.clone().inner();
     let val = evaluate(&best, &device, &validation, options.eval_weight)?;
     let (white, black) = crate::trainers::comparator::decisive(&validation);
-    let pairs = crate::trainers::comparator::draw_pairs(&white, &black, 50_000, crate::eval::PAIR_SEED, 0, false)?;
-    let pair_accuracy = pair_accuracy(&best, &device, &validation, &pairs)?;
+    // a validation split without a win for each colour has no pairs: the model is still saved
+    let pairs = if white.is_empty() || black.is_empty() {
+        eprintln!("no comparator pairs: the validation games lack a win for {}", if white.is_empty() { "White" } else { "Black" });
+        Vec::new()
+    } else {
+        crate::trainers::comparator::draw_pairs(&white, &black, 50_000, crate::eval::PAIR_SEED, 0, false)?
+    };
+    let pair_accuracy = if pairs.is_empty() { None } else { Some(pair_accuracy(&best, &device, &validation, &pairs)?) };
     let options_json = serde_json::to_value(options)?;
     let model = best.to_model(ModelKind::Value, &["value"], |card| {
         card.output = serde_json::json!({
@@ -176,12 +182,12 @@ pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
     })?;
     model.save(&run.dir)?;
     println!(
-        "best epoch {}: validation loss={:.5} result_accuracy={:.4} positions={} pair_accuracy={:.4} pairs={}",
+        "best epoch {}: validation loss={:.5} result_accuracy={:.4} positions={} pair_accuracy={} pairs={}",
         best_epoch.unwrap_or(0),
         val.loss,
         val.accuracy,
         val.positions,
-        pair_accuracy,
+        pair_accuracy.map_or("-".to_string(), |a| format!("{a:.4}")),
         pairs.len()
     );
     Ok(model)
