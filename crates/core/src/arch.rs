@@ -15,7 +15,8 @@ use crate::features::FEATURE_COUNT;
 pub const POS2VEC_LAYERS: [usize; 5] = [FEATURE_COUNT, 600, 400, 200, 100];
 /// Siamese comparator head: two concatenated 100-codes → 400 → 200 → 100 → 2.
 pub const COMPARATOR_HEAD_LAYERS: [usize; 5] = [200, 400, 200, 100, 2];
-/// Move predictor for the piece type: 773-48-6.
+/// Move predictor for the piece type: 773-48-6 (the thesis's hidden width, the default of
+/// `train movepred --hidden`; the committed models are 256 wide, read from their card).
 pub const MOVEPRED_PIECE_LAYERS: [usize; 3] = [FEATURE_COUNT, 48, 6];
 /// Move predictor for a destination square: 773-48-64, one per piece type.
 pub const MOVEPRED_SQUARE_LAYERS: [usize; 3] = [FEATURE_COUNT, 48, 64];
