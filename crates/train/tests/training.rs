@@ -22,6 +22,26 @@ fn args(data: &Path, out: PathBuf) -> RunArgs {
     RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu }
 }
 
+/// A small comparator run on result pairs with a random 32-16 encoder.
+fn small_comparator(seed: u64) -> comparator::ComparatorOptions {
+    comparator::ComparatorOptions {
+        pos2vec: None,
+        epochs: 4,
+        pairs_per_epoch: 4000,
+        validation_pairs: 1000,
+        batch: 100,
+        lr: 1e-3,
+        lr_decay: 1.0,
+        flip: true,
+        random_split: false,
+        eval_pairs: 0.0,
+        eval_margin: 100,
+        head_hidden: vec![16, 8],
+        encoder_hidden: vec![32, 16],
+        seed,
+    }
+}
+
 fn dataset() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -136,22 +156,7 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     assert!(finetune[1] < finetune[0], "{finetune:?}");
 
     let out = dir.path().join("comparator");
-    let options = comparator::ComparatorOptions {
-        pos2vec: Some(ae_out),
-        epochs: 4,
-        pairs_per_epoch: 4000,
-        validation_pairs: 1000,
-        batch: 100,
-        lr: 1e-3,
-        lr_decay: 1.0,
-        flip: true,
-        random_split: false,
-        eval_pairs: 0.0,
-        eval_margin: 100,
-        head_hidden: vec![16, 8],
-        encoder_hidden: vec![],
-        seed: 4,
-    };
+    let options = comparator::ComparatorOptions { pos2vec: Some(ae_out), ..small_comparator(4) };
     let model = comparator::train(&args(&data, out.clone()), &options).unwrap();
     let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
     assert!(accuracy > 0.65, "pair accuracy {accuracy}");
@@ -167,22 +172,7 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
 fn comparator_learns_from_eval_labelled_pairs_alone() {
     let (dir, data) = dataset();
     let out = dir.path().join("comparator-eval");
-    let options = comparator::ComparatorOptions {
-        pos2vec: None,
-        epochs: 4,
-        pairs_per_epoch: 4000,
-        validation_pairs: 1000,
-        batch: 100,
-        lr: 1e-3,
-        lr_decay: 1.0,
-        flip: true,
-        random_split: false,
-        eval_pairs: 1.0,
-        eval_margin: 200,
-        head_hidden: vec![16, 8],
-        encoder_hidden: vec![32, 16],
-        seed: 5,
-    };
+    let options = comparator::ComparatorOptions { eval_pairs: 1.0, eval_margin: 200, encoder_hidden: vec![32, 16], ..small_comparator(5) };
     let model = comparator::train(&args(&data, out), &options).unwrap();
     // trained only on which position the evaluation prefers, measured on game results
     let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();
