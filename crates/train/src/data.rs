@@ -90,6 +90,14 @@ pub fn flipped(active: &[u16]) -> Vec<u16> {
     out
 }
 
+/// The splitmix64 finaliser: spreads the bits of `z` over the whole word (a cheap,
+/// stateless hash for seeded per-item decisions).
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// A random generator for `(seed, epoch, purpose)`: every epoch draws from its own stream,
 /// so a resumed run makes exactly the draws the uninterrupted one would have.
 pub fn rng(seed: u64, epoch: u32, purpose: u64) -> ChaCha8Rng {

@@ -180,11 +180,8 @@ pub struct Progress<'a> {
 
 /// The split a game goes to: a deterministic function of its hash and the seed.
 pub fn split_of(game_hash: u64, seed: u64, validation_fraction: f64) -> Split {
-    // splitmix64 finaliser: spreads FNV's low-entropy bits over the whole word.
-    let mut z = game_hash ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    // the finaliser spreads FNV's low-entropy bits over the whole word
+    let z = crate::data::splitmix64(game_hash ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
     if unit < validation_fraction { Split::Validation } else { Split::Train }
 }

@@ -9,7 +9,7 @@ use deepchess_core::{Activation, Content, Model, ModelKind, MoveLabel, Split, St
 use serde::{Deserialize, Serialize};
 use shakmaty::Position;
 
-use crate::data::{DataFile, epoch_order};
+use crate::data::{DataFile, epoch_order, splitmix64};
 use crate::metrics::EpochMetrics;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
@@ -64,11 +64,7 @@ fn label(net: usize, m: MoveLabel, flipped: bool) -> usize {
 
 /// Whether record `i` is colour-flipped in `epoch`: a seeded coin per record and epoch.
 fn flipped_in_epoch(i: usize, seed: u64, epoch: u32) -> bool {
-    let mut z = (i as u64) ^ seed.rotate_left(17) ^ (u64::from(epoch) << 40);
-    // splitmix64 finaliser
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) & 1 == 1
+    splitmix64((i as u64) ^ seed.rotate_left(17) ^ (u64::from(epoch) << 40)) & 1 == 1
 }
 
 fn record_label(file: &DataFile, i: usize) -> anyhow::Result<MoveLabel> {
