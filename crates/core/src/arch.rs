@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::features::FEATURE_COUNT;
+use crate::features::{FEATURE_COUNT, PERSPECTIVE_FEATURES};
 
 /// Pos2Vec encoder of DeepChess: 773-600-400-200-100.
 pub const POS2VEC_LAYERS: [usize; 5] = [FEATURE_COUNT, 600, 400, 200, 100];
@@ -23,13 +23,30 @@ pub const MOVEPRED_SQUARE_LAYERS: [usize; 3] = [FEATURE_COUNT, 48, 64];
 /// Names of the six destination-square stacks, in piece order P N B R Q K.
 pub const MOVEPRED_SQUARE_STACKS: [&str; 6] =
     ["square.pawn", "square.knight", "square.bishop", "square.rook", "square.queen", "square.king"];
-/// Default evaluation net: a wide sparse first layer the engine updates incrementally,
-/// then small dense layers; one output, White's view.
-pub const VALUE_LAYERS: [usize; 4] = [FEATURE_COUNT, 256, 32, 1];
+/// Stack of the evaluation net's feature transformer: `[768, N]`, shared by both
+/// perspectives (see [`crate::features::perspective_feature`]); its outputs are the
+/// accumulators the engine updates incrementally.
+pub const VALUE_FT_STACK: &str = "ft";
+/// Stack of the evaluation net's output layer: `[2N, 1]` over SCReLU of the side to move's
+/// accumulator followed by the opponent's.
+pub const VALUE_OUT_STACK: &str = "out";
+/// Default width N of the evaluation net's feature transformer (`train value --width`).
+pub const VALUE_FT_WIDTH: usize = 256;
+/// Quantisation of the feature transformer in the engine: weights and biases × 255 as
+/// `i16`; SCReLU clips the accumulator to `0..=255` (the float net's `0..=1`).
+pub const VALUE_FT_QUANT: i32 = 255;
+/// Quantisation of the output layer's weights in the engine: × 64 as `i16` (the trainer
+/// clips them to ±[`VALUE_OUT_WEIGHT_LIMIT`] so that `255 × w` fits in 16 bits).
+pub const VALUE_OUT_QUANT: i32 = 64;
+/// Key of the evaluation net's model card `output` object that gives the centipawns of
+/// one unit of the net's output logit (the scale `K` of its training target).
+pub const VALUE_CENTIPAWNS_PER_UNIT: &str = "centipawns_per_unit";
+/// Largest magnitude of an output-layer weight (127 / 64).
+pub const VALUE_OUT_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
 
-/// The evaluation net's output `v` is a logit of White's expected score:
-/// `expected score = sigmoid(v)`, and `v × VALUE_CP_PER_LOGIT` is centipawns for UCI,
-/// using lichess's centipawn ↔ win-probability scale (`win = sigmoid(0.00368208 · cp)`).
+/// Lichess's centipawn ↔ win-probability scale (`win = sigmoid(cp / VALUE_CP_PER_LOGIT)`),
+/// used where a score must become an expected score without a net (MCTS terminal
+/// values, the comparator's reported score).
 pub const VALUE_CP_PER_LOGIT: f32 = 1.0 / 0.003_682_08;
 
 /// Comparator outputs (after softmax): index 0 is the probability that the *first*
@@ -47,6 +64,8 @@ pub enum Activation {
     LeakyRelu,
     /// min(max(0, x), 1).
     ClippedRelu,
+    /// min(max(0, x), 1)², the evaluation net's activation between its two stacks.
+    SquaredClippedRelu,
 }
 
 /// One stack of a network.
@@ -111,7 +130,7 @@ pub enum ModelKind {
     Comparator,
     /// Move predictors (stacks `piece` and `square.*`).
     Movepred,
-    /// Evaluation net (stack `value`).
+    /// Evaluation net (stacks `ft` and `out`).
     Value,
 }
 
@@ -142,7 +161,11 @@ impl ModelKind {
             ModelKind::Movepred => std::iter::once(StackSpec::new("piece", &MOVEPRED_PIECE_LAYERS, LeakyRelu))
                 .chain(MOVEPRED_SQUARE_STACKS.iter().map(|n| StackSpec::new(n, &MOVEPRED_SQUARE_LAYERS, LeakyRelu)))
                 .collect(),
-            ModelKind::Value => vec![StackSpec::new("value", &VALUE_LAYERS, ClippedRelu)],
+            ModelKind::Value => vec![
+                StackSpec::new(VALUE_FT_STACK, &[PERSPECTIVE_FEATURES, VALUE_FT_WIDTH], SquaredClippedRelu)
+                    .with_final_activation(),
+                StackSpec::new(VALUE_OUT_STACK, &[2 * VALUE_FT_WIDTH, 1], SquaredClippedRelu),
+            ],
         }
     }
 
@@ -179,7 +202,20 @@ impl ModelKind {
                     expect(find(name)?, FEATURE_COUNT, 64)?;
                 }
             }
-            ModelKind::Value => expect(find("value")?, FEATURE_COUNT, 1)?,
+            ModelKind::Value => {
+                let ft = find(VALUE_FT_STACK)?;
+                if ft.layers.len() != 2 || ft.input() != PERSPECTIVE_FEATURES || ft.output() % 16 != 0 {
+                    return Err(format!(
+                        "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}, N] with N a multiple of 16",
+                        ft.layers
+                    ));
+                }
+                let out = find(VALUE_OUT_STACK)?;
+                if out.layers.len() != 2 {
+                    return Err(format!("stack `{VALUE_OUT_STACK}` has layers {:?}; expected one layer", out.layers));
+                }
+                expect(out, 2 * ft.output(), 1)?;
+            }
         }
         Ok(())
     }
@@ -205,6 +241,11 @@ mod tests {
         stacks[1].layers[0] = 100;
         let err = ModelKind::Comparator.check_stacks(&stacks).unwrap_err();
         assert!(err.contains("head") && err.contains("200"), "{err}");
-        assert!(ModelKind::Value.check_stacks(&[]).unwrap_err().contains("no stack `value`"));
+        assert!(ModelKind::Value.check_stacks(&[]).unwrap_err().contains("no stack `ft`"));
+        let mut value = ModelKind::Value.default_stacks();
+        value[1].layers[0] = 100;
+        assert!(ModelKind::Value.check_stacks(&value).unwrap_err().contains("`out`"));
+        value[0].layers[1] = 50;
+        assert!(ModelKind::Value.check_stacks(&value).unwrap_err().contains("multiple of 16"));
     }
 }

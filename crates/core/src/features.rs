@@ -129,6 +129,35 @@ impl SparseFeatures {
     }
 }
 
+/// Inputs of one perspective of the evaluation net: the pieces as one side sees them,
+/// 2 colours (own, then the opponent's) × 6 roles (P N B R Q K) × 64 squares, the board
+/// flipped vertically for Black so that both sides see their pieces start on ranks 1-2.
+pub const PERSPECTIVE_FEATURES: usize = 768;
+
+/// Index in `view`'s perspective of the piece feature `feature` (`< 768`) of the 773
+/// encoding: White's view is the 773 index itself; Black's view swaps the colours and
+/// mirrors the square (a1 ↔ a8).
+///
+/// ```
+/// use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
+/// use shakmaty::Color;
+/// // A White knight on b1 (plane 1, square 1) is Black's opponent knight on b8 (plane 7, square 57).
+/// assert_eq!(perspective_feature(64 + 1, Color::White), 64 + 1);
+/// assert_eq!(perspective_feature(64 + 1, Color::Black), 7 * 64 + 57);
+/// assert!(usize::from(perspective_feature(767, Color::Black)) < PERSPECTIVE_FEATURES);
+/// ```
+#[inline]
+pub fn perspective_feature(feature: u16, view: Color) -> u16 {
+    debug_assert!(usize::from(feature) < PERSPECTIVE_FEATURES);
+    match view {
+        Color::White => feature,
+        Color::Black => {
+            let (plane, square) = (feature / 64, feature % 64);
+            ((plane + 6) % 12) * 64 + (square ^ 56)
+        }
+    }
+}
+
 /// Castling rights in feature order.
 pub const CASTLING_ORDER: [(Color, CastlingSide); 4] = [
     (Color::White, CastlingSide::KingSide),
@@ -195,6 +224,20 @@ mod tests {
         assert_eq!(tail, vec![770, 771]);
         assert_eq!(castling_feature(Color::White, CastlingSide::QueenSide), 770);
         assert_eq!(castling_feature(Color::Black, CastlingSide::KingSide), 771);
+    }
+
+    #[test]
+    fn black_perspective_of_a_position_is_white_perspective_of_its_mirror() {
+        let pos = position("r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5");
+        let mirror = crate::record::mirrored(&pos);
+        let view = |f: &SparseFeatures, c: Color| {
+            let mut v: Vec<u16> = f.as_slice().iter().filter(|&&i| usize::from(i) < PERSPECTIVE_FEATURES).map(|&i| perspective_feature(i, c)).collect();
+            v.sort_unstable();
+            v
+        };
+        let (a, b) = (SparseFeatures::from_position(&pos), SparseFeatures::from_position(&mirror));
+        assert_eq!(view(&a, Color::Black), view(&b, Color::White));
+        assert_eq!(view(&a, Color::White), view(&b, Color::Black));
     }
 
     #[test]

@@ -131,10 +131,10 @@ pub fn nn_bench(networks: &Networks, budget: Duration) -> Vec<Throughput> {
         let (a, b) = accumulators.split_at_mut(1);
         let (parent, child) = if i % 2 == 0 { (&a[0], &mut b[0]) } else { (&b[0], &mut a[0]) };
         value.update(parent, &features[i % n], child);
-        sink += value.logit(child, &mut scratch);
+        sink += value.logit(child);
     });
     out.push(Throughput { name: "value evals/s (incremental accumulator)", per_second });
-    let per_second = rate(budget, 1, |i| sink += value.evaluate(&features[i % n], &mut scratch));
+    let per_second = rate(budget, 1, |i| sink += value.evaluate(&features[i % n]));
     out.push(Throughput { name: "value evals/s (from scratch)", per_second });
 
     let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();

@@ -68,7 +68,7 @@ pub fn comparator(data: &Path, model: &Model, pairs: usize, device: DeviceChoice
 /// Value-net figures on a PGN.
 #[derive(Clone, Debug, Serialize)]
 pub struct ValueEval {
-    /// Loss and result accuracy over every position.
+    /// Loss over the scored positions that pass the training filters.
     pub scores: value::ValueScores,
     /// Share of comparator pairs where the White-won position gets the higher score.
     pub pair_accuracy: f64,
@@ -76,15 +76,22 @@ pub struct ValueEval {
     pub pairs: usize,
 }
 
-/// The value net `model` on the prepared `data` (targets with `eval_weight` as in training).
-pub fn value(data: &Path, model: &Model, pairs: usize, eval_weight: f64, device: DeviceChoice) -> anyhow::Result<ValueEval> {
+/// The value net `model` on the prepared `data`: its loss against the training target
+/// with `result_weight` (the scale is the model's), and its pair accuracy.
+pub fn value(data: &Path, model: &Model, pairs: usize, result_weight: f64) -> anyhow::Result<ValueEval> {
     let params = params(model, ModelKind::Value)?;
+    let scale = model
+        .card
+        .output
+        .get(deepchess_core::arch::VALUE_CENTIPAWNS_PER_UNIT)
+        .and_then(serde_json::Value::as_f64)
+        .context("the value model's card lacks output.centipawns_per_unit")?;
+    let (positions, _) = value::load(data, Split::Validation, &Default::default())?;
+    let scores = value::evaluate(&params, &positions, &crate::eval_positions::Target { result_weight, scale });
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
-    let device = device.device()?;
-    let scores = value::evaluate(&params, &device, &file, eval_weight)?;
     let (white, black) = comparator::decisive(&file);
     let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
-    let pair_accuracy = value::pair_accuracy(&params, &device, &file, &pairs)?;
+    let pair_accuracy = value::pair_accuracy(&params, &file, &pairs)?;
     Ok(ValueEval { scores, pair_accuracy, pairs: pairs.len() })
 }
 

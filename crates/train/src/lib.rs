@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod data;
 pub mod device;
 pub mod eval;
+pub mod eval_positions;
 pub mod metrics;
 pub mod nn;
 pub mod pgn;

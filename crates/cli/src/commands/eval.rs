@@ -54,16 +54,16 @@ enum Network {
         #[command(flatten)]
         common: Common,
     },
-    /// Value net: loss, result accuracy, and accuracy as a comparator on the same pairs.
+    /// Value net: loss against the training target, and accuracy as a comparator on the same pairs.
     Value {
         #[command(flatten)]
         common: Common,
         /// Pairs to draw (fixed seed; the same as `eval comparator` draws).
         #[arg(long, default_value_t = 20_000)]
         pairs: usize,
-        /// Weight of [%eval] in the loss's target, as in training.
-        #[arg(long, default_value_t = 0.5)]
-        eval_weight: f64,
+        /// Weight of the game result in the loss's target, as in training (the score gets the rest).
+        #[arg(long, default_value_t = 0.3)]
+        result_weight: f64,
     },
 }
 
@@ -82,10 +82,11 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             let j = &r.joint;
             println!("joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}", j.top[0], j.top[1], j.top[2], j.positions);
         }
-        Network::Value { common, pairs, eval_weight } => {
+        Network::Value { common, pairs, result_weight } => {
+            common.device.device()?;
             let data = PreparedPgn::new(&common.pgn)?;
-            let r = eval::value(&data.data(), &common.model(ModelKind::Value)?, pairs, eval_weight, common.device)?;
-            println!("loss={:.5} result_accuracy={:.4} positions={}", r.scores.loss, r.scores.accuracy, r.scores.positions);
+            let r = eval::value(&data.data(), &common.model(ModelKind::Value)?, pairs, result_weight)?;
+            println!("loss={:.5} positions={}", r.scores.loss, r.scores.positions);
             println!("pair_accuracy={:.4} pairs={}", r.pair_accuracy, r.pairs);
         }
     }

@@ -17,7 +17,7 @@ pub use comparator::{Code, Comparator};
 pub use movepred::MovePredictor;
 pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
-pub use value::{Accumulator, ValueNet, logit_to_cp};
+pub use value::{Accumulator, ValueNet};
 
 /// Errors turning model files into networks.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +42,14 @@ pub enum NetworkError {
         found: &'static str,
         /// Kind expected.
         expected: &'static str,
+    },
+    /// A model's weights or card cannot be used as they are.
+    #[error("{kind} model: {message}")]
+    Invalid {
+        /// Model kind.
+        kind: &'static str,
+        /// What is wrong.
+        message: String,
     },
     /// No default model of this kind is embedded (only the engine's models are).
     #[error("no default {0} model is embedded in this binary (give a directory with --models)")]

@@ -166,5 +166,6 @@ pub fn activate(activation: Activation, values: &mut [f32]) {
         Activation::Relu => values.iter_mut().for_each(|v| *v = v.max(0.0)),
         Activation::LeakyRelu => values.iter_mut().for_each(|v| *v = if *v > 0.0 { *v } else { 0.01 * *v }),
         Activation::ClippedRelu => values.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0)),
+        Activation::SquaredClippedRelu => values.iter_mut().for_each(|v| *v = v.clamp(0.0, 1.0).powi(2)),
     }
 }

@@ -23,6 +23,7 @@ fn naive(model: &Model, stack: &str, input: &[f32]) -> Vec<f32> {
                     Activation::Relu => v.max(0.0),
                     Activation::LeakyRelu => if *v > 0.0 { *v } else { 0.01 * *v },
                     Activation::ClippedRelu => v.clamp(0.0, 1.0),
+                    Activation::SquaredClippedRelu => v.clamp(0.0, 1.0).powi(2),
                 };
             }
         }
@@ -120,28 +121,138 @@ fn move_predictor_matches_naive_implementation() {
     }
 }
 
+/// The float evaluation net by its definition: White's logit of a position.
+fn naive_value(model: &Model, pos: &Chess) -> f32 {
+    let ft = model.layer("ft", 0).unwrap();
+    let out = model.layer("out", 0).unwrap();
+    let width = ft.outputs;
+    let pieces: Vec<u16> = SparseFeatures::from_position(pos).as_slice().iter().copied().filter(|&f| f < 768).collect();
+    let accumulator = |view: shakmaty::Color| -> Vec<f32> {
+        (0..width)
+            .map(|j| {
+                ft.bias[j]
+                    + pieces
+                        .iter()
+                        .map(|&f| ft.weight[usize::from(deepchess_core::features::perspective_feature(f, view)) * width + j])
+                        .sum::<f32>()
+            })
+            .collect()
+    };
+    let (us, them) = (accumulator(pos.turn()), accumulator(!pos.turn()));
+    let screlu = |x: f32| x.clamp(0.0, 1.0).powi(2);
+    let o = out.bias[0]
+        + (0..width).map(|j| screlu(us[j]) * out.weight[j] + screlu(them[j]) * out.weight[width + j]).sum::<f32>();
+    if pos.turn() == shakmaty::Color::White { o } else { -o }
+}
+
+/// A trained-like evaluation net: random weights whose output layer is scaled up so that
+/// scores span several pawns (the quantisation is tested at realistic magnitudes).
+fn value_model(seed: u64, width: usize) -> Model {
+    let stacks = vec![
+        deepchess_core::StackSpec::new("ft", &[768, width], Activation::SquaredClippedRelu).with_final_activation(),
+        deepchess_core::StackSpec::new("out", &[2 * width, 1], Activation::SquaredClippedRelu),
+    ];
+    let mut model = random_model_with(ModelKind::Value, stacks, seed);
+    let mut tensors = std::collections::BTreeMap::new();
+    for (name, _) in model.card.stacks.iter().flat_map(deepchess_core::StackSpec::tensors) {
+        let mut v = model.tensor(&name).unwrap().to_vec();
+        if name == "ft.0.weight" {
+            v.iter_mut().for_each(|x| *x *= 3.0);
+        }
+        if name == "out.0.weight" {
+            v.iter_mut().for_each(|x| *x = (*x * 12.0).clamp(-1.9, 1.9));
+        }
+        tensors.insert(name, v);
+    }
+    model = Model::new(model.card.clone(), tensors).unwrap();
+    model
+}
+
 #[test]
-fn incremental_value_matches_scratch_and_naive() {
-    let model = random_model(ModelKind::Value, 11);
+fn quantised_value_net_matches_the_float_definition() {
+    // Stated tolerance: 0.02 logit + 2% (about 5 cp at 271 cp per unit), from rounding the
+    // weights to 1/255 and 1/64.
+    for (seed, width) in [(11, 256), (12, 64)] {
+        let model = value_model(seed, width);
+        let value = ValueNet::from_model(&model).unwrap();
+        assert_eq!(value.accumulator_width(), width);
+        let (mut worst, mut spread) = (0.0f32, 0.0f32);
+        for game in [4, 5] {
+            for pos in random_game(game, 200) {
+                let expected = naive_value(&model, &pos);
+                let got = value.evaluate(&SparseFeatures::from_position(&pos));
+                worst = worst.max((got - expected).abs());
+                spread = spread.max(expected.abs());
+                assert!((got - expected).abs() <= 0.02 + 0.02 * expected.abs(), "{got} vs {expected}");
+            }
+        }
+        assert!(spread > 1.0, "the test net's scores should span more than one unit, got {spread}");
+        eprintln!("width {width}: largest quantisation error {worst} logit (scores up to {spread})");
+    }
+}
+
+#[test]
+fn incremental_value_equals_from_scratch_along_random_games() {
+    let model = value_model(13, 128);
     let value = ValueNet::from_model(&model).unwrap();
-    let mut scratch = Scratch::default();
-    // Two games with captures, castling, promotions and en passant in their random moves.
-    for seed in [4, 5] {
-        let positions = random_game(seed, 200);
+    // Games with captures, castling, promotions and en passant in their random moves.
+    for seed in [4, 5, 6] {
+        let positions = random_game(seed, 300);
         let mut acc = value.accumulator(&SparseFeatures::from_position(&positions[0]));
         let mut next = acc.clone();
         for pos in &positions[1..] {
             let features = SparseFeatures::from_position(pos);
             value.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
-            let incremental = value.logit(&acc, &mut scratch);
-            let from_scratch = value.evaluate(&features, &mut scratch);
-            let expected = naive(&model, "value", &dense(pos))[0];
-            assert!((incremental - expected).abs() < 1e-3, "{incremental} vs {expected}");
-            assert!((from_scratch - expected).abs() < 1e-4, "{from_scratch} vs {expected}");
+            let fresh = value.accumulator(&features);
+            assert_eq!(value.centipawns(&acc), value.centipawns(&fresh));
+            assert_eq!(value.logit(&acc), value.evaluate(&features));
+            let white_cp = value.evaluate_centipawns(&features);
+            let stm_cp = value.centipawns(&acc);
+            assert_eq!(white_cp, if pos.turn() == shakmaty::Color::White { stm_cp } else { -stm_cp });
         }
     }
-    assert_eq!(value.accumulator_width(), 256);
+}
+
+#[test]
+fn kernels_agree_with_the_portable_fallback() {
+    use super::value::kernels;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    let weight: Vec<i16> = (0..768 * 64).map(|_| rng.random_range(-300..300)).collect();
+    let acc: Vec<i16> = (0..64).map(|_| rng.random_range(-400..600)).collect();
+    let out: Vec<i16> = (0..64).map(|_| rng.random_range(-127..=127)).collect();
+    assert_eq!(kernels::screlu_dot(&acc, &out), kernels::screlu_dot_generic(&acc, &out));
+    let by_hand: i64 = acc.iter().zip(&out).map(|(&a, &w)| i64::from(a.clamp(0, 255)).pow(2) * i64::from(w)).sum();
+    assert_eq!(kernels::screlu_dot_generic(&acc, &out), by_hand);
+    let (mut a, mut b) = (acc.clone(), acc.clone());
+    kernels::update(&mut a, &weight, &[3, 700], &[12]);
+    kernels::update_generic(&mut b, &weight, &[3, 700], &[12]);
+    assert_eq!(a, b);
+    assert_eq!(a[5], acc[5] + weight[3 * 64 + 5] + weight[700 * 64 + 5] - weight[12 * 64 + 5]);
+}
+
+#[test]
+fn value_net_rejects_weights_it_cannot_quantise() {
+    let model = value_model(14, 32);
+    let mut tensors: std::collections::BTreeMap<String, Vec<f32>> = model
+        .card
+        .stacks
+        .iter()
+        .flat_map(deepchess_core::StackSpec::tensors)
+        .map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec()))
+        .collect();
+    tensors.get_mut("out.0.weight").unwrap()[3] = 2.5;
+    let bad = Model::new(model.card.clone(), tensors.clone()).unwrap();
+    let err = ValueNet::from_model(&bad).unwrap_err().to_string();
+    assert!(err.contains("out.0.weight") && err.contains("2.5"), "{err}");
+    tensors.get_mut("out.0.weight").unwrap()[3] = f32::NAN;
+    let err = ValueNet::from_model(&Model::new(model.card.clone(), tensors).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("NaN"), "{err}");
+    let mut card = model.card.clone();
+    card.output = serde_json::json!({});
+    let tensors = model.card.stacks.iter().flat_map(deepchess_core::StackSpec::tensors).map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec())).collect();
+    let err = ValueNet::from_model(&Model::new(card, tensors).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("centipawns_per_unit"), "{err}");
 }
 
 #[test]
@@ -151,12 +262,12 @@ fn misshapen_weights_are_reported_with_tensor_and_shape() {
         random_model(kind, 1).save(dir.path()).unwrap();
     }
     assert!(Networks::load(dir.path()).is_ok());
-    // A value net whose card promises a hidden width of 128 while the file holds 256.
+    // A value net whose card promises a width of 128 while the file holds 256.
     let card_path = dir.path().join("value.json");
-    let card = std::fs::read_to_string(&card_path).unwrap().replace("256", "128");
+    let card = std::fs::read_to_string(&card_path).unwrap().replace("256", "128").replace("512", "256");
     std::fs::write(&card_path, card).unwrap();
     let err = Networks::load(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("value.0.weight") && err.contains("[773, 256]") && err.contains("[773, 128]"), "{err}");
+    assert!(err.contains("ft.0.weight") && err.contains("[768, 256]") && err.contains("[768, 128]"), "{err}");
     // A truncated weights file.
     let weights = dir.path().join("movepred.safetensors");
     let bytes = std::fs::read(&weights).unwrap();
@@ -171,20 +282,3 @@ fn embedded_defaults_load() {
     assert_eq!(networks.comparator.code_width(), 100);
 }
 
-#[test]
-fn value_net_widths_come_from_the_card() {
-    let stacks = vec![deepchess_core::StackSpec::new("value", &[773, 128, 16, 1], Activation::ClippedRelu)];
-    let model = random_model_with(ModelKind::Value, stacks, 21);
-    let value = ValueNet::from_model(&model).unwrap();
-    assert_eq!(value.accumulator_width(), 128);
-    let mut scratch = Scratch::default();
-    let positions = random_game(22, 60);
-    let mut acc = value.accumulator(&SparseFeatures::from_position(&positions[0]));
-    let mut next = acc.clone();
-    for pos in &positions[1..] {
-        value.update(&acc, &SparseFeatures::from_position(pos), &mut next);
-        std::mem::swap(&mut acc, &mut next);
-        let expected = naive(&model, "value", &dense(pos))[0];
-        assert!((value.logit(&acc, &mut scratch) - expected).abs() < 1e-3);
-    }
-}

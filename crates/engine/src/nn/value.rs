@@ -1,23 +1,47 @@
-//! The evaluation net with an NNUE-style accumulator: the first layer's pre-activation
-//! is kept per search ply and updated from the few features a move changes.
+//! The evaluation net, NNUE-style, in 16-bit integers.
+//!
+//! Architecture (trained by `deepchess train value`): one feature transformer `ft`
+//! `[768, N]` shared by both perspectives (see [`perspective_feature`]), giving an
+//! accumulator per side; the side to move's and then the opponent's accumulator go
+//! through SCReLU (`clamp(x, 0, 1)²`) into one output `out` `[2N, 1]`: a logit `o` of the
+//! side to move's expected score, and `o × centipawns_per_unit` centipawns.
+//!
+//! The float weights are quantised at load: the feature transformer × 255 as `i16`
+//! ([`VALUE_FT_QUANT`]), the output weights × 64 as `i16` ([`VALUE_OUT_QUANT`]), the output
+//! bias × 255 × 64 as `i32`. SCReLU is computed as `(v · w) · v` with `v = clamp(acc, 0, 255)`:
+//! `v · w` fits in 16 bits because `|w| ≤ 127`, the product with `v` is summed in 32-bit
+//! lanes and the lanes in 64 bits, so no sum can overflow. Both perspectives are updated
+//! incrementally from the features a move changes. The kernels are plain loops compiled
+//! for AVX-512, AVX2 and the baseline, chosen at run time.
 
-use deepchess_core::arch::VALUE_CP_PER_LOGIT;
-use deepchess_core::features::MAX_ACTIVE;
+use deepchess_core::arch::{
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT,
+};
+use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, perspective_feature};
 use deepchess_core::{Model, SparseFeatures};
+use shakmaty::Color;
 
-use super::kernels::update_rows;
-use super::{NetworkError, Scratch, Stack};
+use super::NetworkError;
 
-/// Evaluation net: sparse features → logit of White's expected score.
+/// The evaluation net with quantised weights.
 #[derive(Clone, Debug)]
 pub struct ValueNet {
-    stack: Stack,
+    width: usize,
+    /// `[768, width]` row-major: row `f` is feature `f`'s contribution.
+    ft_weight: Vec<i16>,
+    ft_bias: Vec<i16>,
+    /// `[2 × width]`: the side to move's half, then the opponent's.
+    out_weight: Vec<i16>,
+    /// Output bias × 255 × 64.
+    out_bias: i64,
+    centipawns_per_unit: f32,
 }
 
-/// The first layer's pre-activation for one position, with the features it was built from.
+/// The accumulators of one position (White's perspective, then Black's, `width` each),
+/// with the 773-encoding features they were built from.
 #[derive(Clone, Debug)]
 pub struct Accumulator {
-    values: Vec<f32>,
+    values: Vec<i16>,
     features: SparseFeatures,
 }
 
@@ -29,86 +53,272 @@ impl Accumulator {
 }
 
 impl ValueNet {
-    /// Reads stack `value` of `model`.
+    /// Reads and quantises the stacks `ft` and `out` of `model`.
     pub fn from_model(model: &Model) -> Result<ValueNet, NetworkError> {
-        Ok(ValueNet { stack: Stack::from_model(model, "value")? })
+        let invalid = |message: String| NetworkError::Invalid { kind: "value", message };
+        let missing = |stack: &str| NetworkError::MissingStack { kind: "value", stack: stack.to_string() };
+        let ft = model.layer(VALUE_FT_STACK, 0).ok_or_else(|| missing(VALUE_FT_STACK))?;
+        let out = model.layer(VALUE_OUT_STACK, 0).ok_or_else(|| missing(VALUE_OUT_STACK))?;
+        let width = ft.outputs;
+        if ft.inputs != PERSPECTIVE_FEATURES || width % 16 != 0 || out.inputs != 2 * width || out.outputs != 1 {
+            return Err(invalid(format!(
+                "layers ft [{}, {}] and out [{}, {}]; expected [{PERSPECTIVE_FEATURES}, N] (N a multiple of 16) and [2N, 1]",
+                ft.inputs, ft.outputs, out.inputs, out.outputs
+            )));
+        }
+        let centipawns_per_unit = model
+            .card
+            .output
+            .get(VALUE_CENTIPAWNS_PER_UNIT)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|k| k.is_finite() && *k > 0.0)
+            .ok_or_else(|| invalid(format!("the card's `output` lacks a positive `{VALUE_CENTIPAWNS_PER_UNIT}`")))?
+            as f32;
+        let quantise = |values: &[f32], scale: i32, limit: f32, name: &str| {
+            values
+                .iter()
+                .map(|&v| {
+                    if v.is_finite() && v.abs() <= limit {
+                        Ok((v * scale as f32).round() as i16)
+                    } else {
+                        Err(invalid(format!("tensor {name} holds {v}, outside ±{limit} (quantised × {scale} to i16)")))
+                    }
+                })
+                .collect::<Result<Vec<i16>, NetworkError>>()
+        };
+        let ft_limit = f32::from(i16::MAX) / VALUE_FT_QUANT as f32;
+        let out_bias = out.bias[0];
+        if !out_bias.is_finite() {
+            return Err(invalid(format!("output bias is {out_bias}")));
+        }
+        Ok(ValueNet {
+            width,
+            ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, "ft.0.weight")?,
+            ft_bias: quantise(ft.bias, VALUE_FT_QUANT, ft_limit, "ft.0.bias")?,
+            out_weight: quantise(out.weight, VALUE_OUT_QUANT, VALUE_OUT_WEIGHT_LIMIT, "out.0.weight")?,
+            out_bias: (f64::from(out_bias) * f64::from(VALUE_FT_QUANT * VALUE_OUT_QUANT)).round() as i64,
+            centipawns_per_unit,
+        })
     }
 
-    /// Width of the accumulator (the first hidden layer).
+    /// Width N of each accumulator.
     pub fn accumulator_width(&self) -> usize {
-        self.stack.first_width()
+        self.width
+    }
+
+    /// Centipawns of one output unit (the card's scale).
+    pub fn centipawns_per_unit(&self) -> f32 {
+        self.centipawns_per_unit
     }
 
     /// An accumulator computed from scratch.
     pub fn accumulator(&self, features: &SparseFeatures) -> Accumulator {
-        let mut values = vec![0.0; self.accumulator_width()];
-        self.stack.first_layer_sparse(features.as_slice(), &mut values);
+        let mut values = Vec::with_capacity(2 * self.width);
+        values.extend_from_slice(&self.ft_bias);
+        values.extend_from_slice(&self.ft_bias);
+        let mut rows = [[0u16; MAX_ACTIVE]; 2];
+        let mut n = 0;
+        for &f in pieces(features) {
+            rows[0][n] = perspective_feature(f, Color::White);
+            rows[1][n] = perspective_feature(f, Color::Black);
+            n += 1;
+        }
+        let (white, black) = values.split_at_mut(self.width);
+        kernels::update(white, &self.ft_weight, &rows[0][..n], &[]);
+        kernels::update(black, &self.ft_weight, &rows[1][..n], &[]);
         Accumulator { values, features: *features }
     }
 
-    /// Makes `child` the accumulator of `features` by updating `parent`'s with the
-    /// features that differ (added and removed rows of the first layer).
+    /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces
+    /// that differ (rows of the feature transformer added and removed, both perspectives).
     pub fn update(&self, parent: &Accumulator, features: &SparseFeatures, child: &mut Accumulator) {
-        let mut added = [0u16; MAX_ACTIVE];
-        let mut removed = [0u16; MAX_ACTIVE];
-        let (n_added, n_removed) = feature_diff(&parent.features, features, &mut added, &mut removed);
+        let mut added = [[0u16; MAX_ACTIVE]; 2];
+        let mut removed = [[0u16; MAX_ACTIVE]; 2];
+        let (mut n_added, mut n_removed) = (0, 0);
+        diff(pieces(&parent.features), pieces(features), |f, add| {
+            let (list, n) = if add { (&mut added, &mut n_added) } else { (&mut removed, &mut n_removed) };
+            list[0][*n] = perspective_feature(f, Color::White);
+            list[1][*n] = perspective_feature(f, Color::Black);
+            *n += 1;
+        });
         child.values.clear();
         child.values.extend_from_slice(&parent.values);
-        update_rows(&mut child.values, &self.stack.layers[0].weight, &added[..n_added], &removed[..n_removed]);
+        let (white, black) = child.values.split_at_mut(self.width);
+        kernels::update(white, &self.ft_weight, &added[0][..n_added], &removed[0][..n_removed]);
+        kernels::update(black, &self.ft_weight, &added[1][..n_added], &removed[1][..n_removed]);
         child.features = *features;
     }
 
-    /// White's score logit from an accumulator.
-    pub fn logit(&self, accumulator: &Accumulator, scratch: &mut Scratch) -> f32 {
-        self.stack.from_first(&accumulator.values, scratch)[0]
+    /// The raw output for the side to move, in units of `1 / (255 × 64)` of a logit.
+    fn raw(&self, accumulator: &Accumulator) -> i64 {
+        let (white, black) = accumulator.values.split_at(self.width);
+        let (us, them) = if black_to_move(&accumulator.features) { (black, white) } else { (white, black) };
+        let (w_us, w_them) = self.out_weight.split_at(self.width);
+        let sum = kernels::screlu_dot(us, w_us) + kernels::screlu_dot(them, w_them);
+        sum / i64::from(VALUE_FT_QUANT) + self.out_bias
     }
 
-    /// White's score logit computed from scratch.
-    pub fn evaluate(&self, features: &SparseFeatures, scratch: &mut Scratch) -> f32 {
-        self.stack.forward_sparse(features.as_slice(), scratch)[0]
+    /// The side to move's score in centipawns.
+    pub fn centipawns(&self, accumulator: &Accumulator) -> i32 {
+        let raw = self.raw(accumulator) as f64;
+        (raw * f64::from(self.centipawns_per_unit) / f64::from(VALUE_FT_QUANT * VALUE_OUT_QUANT)).round() as i32
     }
 
+    /// White's score logit (`sigmoid` of it is White's expected score).
+    pub fn logit(&self, accumulator: &Accumulator) -> f32 {
+        let o = self.raw(accumulator) as f32 / (VALUE_FT_QUANT * VALUE_OUT_QUANT) as f32;
+        if black_to_move(&accumulator.features) { -o } else { o }
+    }
+
+    /// White's score logit of a position computed from scratch.
+    pub fn evaluate(&self, features: &SparseFeatures) -> f32 {
+        self.logit(&self.accumulator(features))
+    }
+
+    /// White's score in centipawns of a position computed from scratch.
+    pub fn evaluate_centipawns(&self, features: &SparseFeatures) -> i32 {
+        let cp = self.centipawns(&self.accumulator(features));
+        if black_to_move(features) { -cp } else { cp }
+    }
+
+    /// Centipawns of a White logit returned by [`ValueNet::logit`] or [`ValueNet::evaluate`].
+    pub fn logit_to_centipawns(&self, logit: f32) -> f32 {
+        logit * self.centipawns_per_unit
+    }
 }
 
-/// Centipawns (White's view) of a value-net logit.
-pub fn logit_to_cp(logit: f32) -> f32 {
-    logit * VALUE_CP_PER_LOGIT
+/// Whether the encoded position has Black to move.
+fn black_to_move(features: &SparseFeatures) -> bool {
+    features.as_slice().binary_search(&(SIDE_TO_MOVE as u16)).is_ok()
 }
 
-/// Writes the features active in `new` but not `old` to `added` and those in `old` but
-/// not `new` to `removed`, returning their counts; both lists are sorted, so one merge
-/// pass finds them.
-pub fn feature_diff(
-    old: &SparseFeatures,
-    new: &SparseFeatures,
-    added: &mut [u16; MAX_ACTIVE],
-    removed: &mut [u16; MAX_ACTIVE],
-) -> (usize, usize) {
-    let (a, b) = (old.as_slice(), new.as_slice());
-    let (mut n_added, mut n_removed) = (0, 0);
+/// The piece features (`< 768`) of a 773 encoding: a sorted prefix of its indices.
+fn pieces(features: &SparseFeatures) -> &[u16] {
+    let all = features.as_slice();
+    &all[..all.partition_point(|&f| usize::from(f) < PERSPECTIVE_FEATURES)]
+}
+
+/// Calls `emit(f, true)` for every index in `new` but not `old` and `emit(f, false)` for
+/// every index in `old` but not `new`; both are sorted, so one merge pass finds them.
+fn diff(old: &[u16], new: &[u16], mut emit: impl FnMut(u16, bool)) {
     let (mut i, mut j) = (0, 0);
     loop {
-        match (a.get(i), b.get(j)) {
+        match (old.get(i), new.get(j)) {
             (Some(x), Some(y)) if x == y => {
                 i += 1;
                 j += 1;
             }
-            (Some(x), Some(y)) if x < y => {
-                removed[n_removed] = *x;
-                n_removed += 1;
+            (Some(&x), Some(y)) if x < *y => {
+                emit(x, false);
                 i += 1;
             }
-            (Some(x), None) => {
-                removed[n_removed] = *x;
-                n_removed += 1;
+            (Some(&x), None) => {
+                emit(x, false);
                 i += 1;
             }
-            (_, Some(y)) => {
-                added[n_added] = *y;
-                n_added += 1;
+            (_, Some(&y)) => {
+                emit(y, true);
                 j += 1;
             }
-            (None, None) => return (n_added, n_removed),
+            (None, None) => return,
         }
+    }
+}
+
+/// Integer kernels, each written once as a plain loop and compiled for AVX-512, AVX2 and
+/// the baseline, chosen at run time.
+pub mod kernels {
+    use deepchess_core::arch::VALUE_FT_QUANT;
+
+    /// Lanes of the SCReLU dot product's 32-bit partial sums (widths are multiples of 16;
+    /// a lane sums `width / 16` products of at most 255 · 255 · 127, so widths up to 2,048
+    /// cannot overflow it).
+    const LANES: usize = 16;
+
+    /// `acc += W[a, :]` for every `a` in `add` and `acc -= W[r, :]` for every `r` in `remove`.
+    #[inline]
+    pub fn update(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: the CPU supports AVX-512BW (checked just above).
+                return unsafe { update_avx512(acc, weight, add, remove) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { update_avx2(acc, weight, add, remove) };
+            }
+        }
+        update_generic(acc, weight, add, remove)
+    }
+
+    /// `Σ clamp(acc[i], 0, 255)² · w[i]`: the SCReLU half of the output layer.
+    #[inline]
+    pub fn screlu_dot(acc: &[i16], weight: &[i16]) -> i64 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: the CPU supports AVX-512BW (checked just above).
+                return unsafe { screlu_dot_avx512(acc, weight) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { screlu_dot_avx2(acc, weight) };
+            }
+        }
+        screlu_dot_generic(acc, weight)
+    }
+
+    /// The portable kernel of [`update`].
+    #[inline(always)]
+    pub fn update_generic(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        let width = acc.len();
+        for &a in add {
+            let row = &weight[usize::from(a) * width..][..width];
+            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_add(*w));
+        }
+        for &r in remove {
+            let row = &weight[usize::from(r) * width..][..width];
+            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_sub(*w));
+        }
+    }
+
+    /// The portable kernel of [`screlu_dot`] (the width is a multiple of 16).
+    #[inline(always)]
+    pub fn screlu_dot_generic(acc: &[i16], weight: &[i16]) -> i64 {
+        debug_assert!(acc.len() % LANES == 0 && acc.len() == weight.len());
+        let mut lanes = [0i32; LANES];
+        for (a, w) in acc.chunks_exact(LANES).zip(weight.chunks_exact(LANES)) {
+            for k in 0..LANES {
+                let v = a[k].clamp(0, VALUE_FT_QUANT as i16);
+                // |w| ≤ 127 and v ≤ 255: v·w fits in i16.
+                lanes[k] += i32::from(v.wrapping_mul(w[k])) * i32::from(v);
+            }
+        }
+        lanes.iter().map(|&x| i64::from(x)).sum()
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    fn update_avx512(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        update_generic(acc, weight, add, remove)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn update_avx2(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        update_generic(acc, weight, add, remove)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    fn screlu_dot_avx512(acc: &[i16], weight: &[i16]) -> i64 {
+        screlu_dot_generic(acc, weight)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn screlu_dot_avx2(acc: &[i16], weight: &[i16]) -> i64 {
+        screlu_dot_generic(acc, weight)
     }
 }

@@ -21,7 +21,7 @@ use super::ordering::{Prediction, mvv_lva};
 use super::tt::{pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Reporter, Score, SearchResult};
 use crate::game::{Game, KeyStack, is_rule_draw, key};
-use crate::nn::{Code, Networks, Scratch, logit_to_cp};
+use crate::nn::{Code, Networks, Scratch};
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -39,8 +39,8 @@ pub struct CompareOptions {
 #[derive(Debug)]
 pub struct Leaf {
     code: Code,
-    /// Evaluation-net logit, White's view.
-    logit: f32,
+    /// Evaluation-net score in centipawns, White's view.
+    cp: i32,
 }
 
 /// What a line leads to.
@@ -210,7 +210,7 @@ impl Searcher<'_> {
                 Score::from_internal(if *winner == root.turn() { internal } else { -internal })
             }
             Some(Outcome::Draw) => Score::Cp(0),
-            Some(Outcome::Position(leaf)) => Score::Cp(cp_for(leaf.logit, root.turn())),
+            Some(Outcome::Position(leaf)) => Score::Cp(cp_for(leaf.cp, root.turn())),
             None => Score::Cp(0),
         };
         SearchResult { best: pv[0], score, pv, depth: depth.max(0) as u32, nodes: self.nodes }
@@ -236,8 +236,8 @@ impl Searcher<'_> {
                 let p = self.networks.comparator.compare(&x.code, &y.code, &mut self.scratch);
                 if side == Color::White { p > 0.5 } else { p < 0.5 }
             }
-            (Outcome::Position(x), Outcome::Draw) => cp_for(x.logit, side) > 0,
-            (Outcome::Draw, Outcome::Position(y)) => cp_for(y.logit, side) < 0,
+            (Outcome::Position(x), Outcome::Draw) => cp_for(x.cp, side) > 0,
+            (Outcome::Draw, Outcome::Position(y)) => cp_for(y.cp, side) < 0,
             _ => rank(a) > rank(b),
         }
     }
@@ -245,8 +245,8 @@ impl Searcher<'_> {
     fn leaf(&mut self, position: &Chess) -> Outcome {
         let features = SparseFeatures::from_position(position);
         let code = self.networks.comparator.code(&features, &mut self.scratch);
-        let logit = self.networks.value.evaluate(&features, &mut self.scratch);
-        Outcome::Position(Arc::new(Leaf { code, logit }))
+        let cp = self.networks.value.evaluate_centipawns(&features);
+        Outcome::Position(Arc::new(Leaf { code, cp }))
     }
 
     /// Outcome of a position that ends the game, if it does.
@@ -448,9 +448,9 @@ impl Searcher<'_> {
     }
 }
 
-/// Centipawns for `side` from a White-view logit.
-fn cp_for(logit: f32, side: Color) -> i32 {
-    let cp = logit_to_cp(logit).clamp(-20_000.0, 20_000.0) as i32;
+/// Centipawns for `side` from White's centipawns.
+fn cp_for(cp: i32, side: Color) -> i32 {
+    let cp = cp.clamp(-20_000, 20_000);
     if side == Color::White { cp } else { -cp }
 }
 
@@ -508,7 +508,7 @@ mod tests {
             assert!(leaf.is_legal(*m));
             leaf.play_unchecked(*m);
         }
-        let logit = networks.value.evaluate(&SparseFeatures::from_position(&leaf), &mut Scratch::default());
-        assert_eq!(result.score, Score::Cp(cp_for(logit, Color::White)));
+        let cp = networks.value.evaluate_centipawns(&SparseFeatures::from_position(&leaf));
+        assert_eq!(result.score, Score::Cp(cp_for(cp, Color::White)));
     }
 }

@@ -15,7 +15,7 @@ use super::see::{piece_value, see};
 use super::tt::{Bound, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
 use crate::game::{Game, KeyStack, key};
-use crate::nn::{Accumulator, Networks, Scratch, logit_to_cp};
+use crate::nn::{Accumulator, Networks, Scratch};
 
 /// Above any reachable score.
 const INFINITY: i32 = MATE + 1;
@@ -287,10 +287,8 @@ impl<'a> Searcher<'a> {
     }
 
     /// Static evaluation at `ply` from the side to move's view, in centipawns.
-    fn evaluate(&mut self, ply: usize, turn: Color) -> i32 {
-        let logit = self.networks.value.logit(&self.accumulators[ply], &mut self.scratch);
-        let cp = (logit_to_cp(logit) as i32).clamp(-MATE_BOUND + 1, MATE_BOUND - 1);
-        if turn == Color::White { cp } else { -cp }
+    fn evaluate(&self, ply: usize) -> i32 {
+        self.networks.value.centipawns(&self.accumulators[ply]).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// Plays `m` from the node at `ply`: the child position, its accumulator at `ply + 1`
@@ -354,7 +352,7 @@ impl<'a> Searcher<'a> {
                 }
             }
         }
-        let static_eval = if in_check { -INFINITY } else { self.evaluate(ply, position.turn()) };
+        let static_eval = if in_check { -INFINITY } else { self.evaluate(ply) };
         if self.options.futility
             && !pv_node
             && !in_check
@@ -506,11 +504,11 @@ impl<'a> Searcher<'a> {
             return 0;
         }
         if ply >= MAX_PLY - 1 {
-            return self.evaluate(ply, position.turn());
+            return self.evaluate(ply);
         }
         let mut best = -INFINITY;
         if !in_check {
-            best = self.evaluate(ply, position.turn());
+            best = self.evaluate(ply);
             if best >= beta {
                 return best;
             }

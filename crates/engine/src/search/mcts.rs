@@ -387,7 +387,7 @@ impl Mcts {
     fn evaluate(&mut self, networks: &Networks, position: &Chess, scratch: &mut Scratch) -> f32 {
         let mover = !position.turn();
         match self.options.leaf {
-            LeafEval::Value | LeafEval::Puct => white_score(networks, position, scratch, mover),
+            LeafEval::Value | LeafEval::Puct => white_score(networks, position, mover),
             LeafEval::PredictorRollout => {
                 let mut position = position.clone();
                 let mut quiet = false;
@@ -411,7 +411,7 @@ impl Mcts {
                 let moves = position.legal_moves();
                 match game_over(&position, moves.is_empty()) {
                     Some(result) => for_side(result, position.turn(), mover),
-                    None => white_score(networks, &position, scratch, mover),
+                    None => white_score(networks, &position, mover),
                 }
             }
             LeafEval::RandomRollout => {
@@ -446,8 +446,8 @@ fn for_side(result: f32, to_move: Color, side: Color) -> f32 {
 }
 
 /// The evaluation net's expected score for `side`.
-fn white_score(networks: &Networks, position: &Chess, scratch: &mut Scratch, side: Color) -> f32 {
-    let logit = networks.value.evaluate(&SparseFeatures::from_position(position), scratch);
+fn white_score(networks: &Networks, position: &Chess, side: Color) -> f32 {
+    let logit = networks.value.evaluate(&SparseFeatures::from_position(position));
     let white = 1.0 / (1.0 + (-logit).exp());
     if side == Color::White { white } else { 1.0 - white }
 }

@@ -15,7 +15,7 @@ use shakmaty::{Chess, Color, Move, Position, Role};
 
 use super::ordering::Prediction;
 use super::{Score, SearchResult};
-use crate::nn::{Networks, Scratch, logit_to_cp};
+use crate::nn::{Networks, Scratch};
 
 /// Which policy player.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -58,7 +58,7 @@ pub fn choose(networks: &Networks, position: &Chess, mode: PolicyMode, search_mo
     let tied: Vec<Move> = candidates.iter().zip(&probabilities).filter(|(_, p)| **p == top).map(|(m, _)| *m).collect();
     let (best, cp) = tied
         .iter()
-        .map(|m| (*m, score_after(networks, position, m, &mut scratch)))
+        .map(|m| (*m, score_after(networks, position, m)))
         .max_by(|(a, sa), (b, sb)| sa.cmp(sb).then(b.from().cmp(&a.from())))
         .expect("a legal move");
     SearchResult { best, score: Score::Cp(cp), pv: vec![best], depth: 0, nodes: tied.len() as u64 }
@@ -66,10 +66,10 @@ pub fn choose(networks: &Networks, position: &Chess, mode: PolicyMode, search_mo
 
 /// The evaluation net's score, in centipawns for the side to move in `position`, of the
 /// position after `m`.
-fn score_after(networks: &Networks, position: &Chess, m: &Move, scratch: &mut Scratch) -> i32 {
+fn score_after(networks: &Networks, position: &Chess, m: &Move) -> i32 {
     let mut child = position.clone();
     child.play_unchecked(*m);
-    let white = logit_to_cp(networks.value.evaluate(&SparseFeatures::from_position(&child), scratch)) as i32;
+    let white = networks.value.evaluate_centipawns(&SparseFeatures::from_position(&child));
     if position.turn() == Color::White { white } else { -white }
 }
 

@@ -32,6 +32,19 @@ pub struct Adam {
 impl Adam {
     /// Applies one update with learning rate `lr` to every tensor that has a gradient.
     pub fn update(&mut self, params: &mut Params, grads: &BTreeMap<String, Vec<f32>>, lr: f32) {
+        self.update_with_weight_decay(params, grads, lr, 0.0)
+    }
+
+    /// AdamW (Loshchilov & Hutter), as PyTorch computes it: every parameter with a gradient
+    /// first shrinks by `lr × weight_decay` of itself, then takes Adam's step.
+    pub fn update_with_weight_decay(
+        &mut self,
+        params: &mut Params,
+        grads: &BTreeMap<String, Vec<f32>>,
+        lr: f32,
+        weight_decay: f32,
+    ) {
+        let keep = 1.0 - lr * weight_decay;
         for (name, g) in grads {
             let t = self.steps.entry(name.clone()).or_insert(0);
             *t += 1;
@@ -48,7 +61,7 @@ impl Adam {
                     for i in 0..p.len() {
                         m[i] = BETA1 * m[i] + (1.0 - BETA1) * g[i];
                         v[i] = BETA2 * v[i] + (1.0 - BETA2) * g[i] * g[i];
-                        p[i] -= lr * (m[i] / c1) / ((v[i] / c2).sqrt() + EPSILON);
+                        p[i] = p[i] * keep - lr * (m[i] / c1) / ((v[i] / c2).sqrt() + EPSILON);
                     }
                 });
         }

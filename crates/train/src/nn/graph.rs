@@ -186,6 +186,7 @@ pub fn activate(x: Tensor<2>, a: Activation) -> Tensor<2> {
         Activation::Relu => activation::relu(x),
         Activation::LeakyRelu => activation::leaky_relu(x, LEAKY_SLOPE),
         Activation::ClippedRelu => x.clamp(0.0, 1.0),
+        Activation::SquaredClippedRelu => x.clamp(0.0, 1.0).powi_scalar(2),
     }
 }
 

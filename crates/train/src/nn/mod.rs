@@ -1,8 +1,9 @@
 //! Network building blocks: parameters, the sparse first layer, the burn forward pass
-//! and its gradients, losses and Adam.
+//! and its gradients, losses, Adam, and the evaluation net's hand-written passes.
 
 pub mod adam;
 pub mod graph;
 pub mod loss;
 pub mod params;
+pub mod perspective;
 pub mod sparse;

@@ -1,194 +1,298 @@
-//! The evaluation net for search: a wide sparse first layer then small dense layers with
-//! clipped ReLU, one output `v`, a logit of White's expected score.
+//! The evaluation net (NNUE-style perspective net, see [`crate::nn::perspective`]),
+//! trained on the `moves` dataset's scored positions.
 //!
-//! Target: the game result from White's view as a score `s` (win 1, draw ½, loss 0),
-//! blended with the engine evaluation the PGN gave the position where it has one:
-//! `t = (1 − λ)·s + λ·sigmoid(eval_cp × 0.00368208)` (`λ` = `--eval-weight`). The loss is
-//! the mean squared error between `sigmoid(v)` and `t`, so `v` is on the scale
-//! `v × VALUE_CP_PER_LOGIT` = centipawns (lichess's win-probability scale).
+//! Target, from the side to move's view: `t = λ · result + (1 − λ) · sigmoid(score / K)`
+//! (`λ` = `--result-weight`, `K` = `--scale` or fitted to the training data); loss
+//! `(sigmoid(o) − t)²`; AdamW with a linear warm-up and a cosine decay over the run; the
+//! output weights clipped to what the engine's 16-bit quantisation holds. The model of the
+//! last epoch is written (nets are chosen by games, not by validation loss).
 
-use burn::tensor::{Device, activation};
-use deepchess_core::arch::{VALUE_CP_PER_LOGIT, VALUE_LAYERS};
-use deepchess_core::{Activation, Content, Model, ModelKind, Record, Split, StackSpec};
+use anyhow::Context;
+use deepchess_core::arch::{
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_OUT_QUANT, VALUE_OUT_STACK,
+};
+use deepchess_core::features::PERSPECTIVE_FEATURES;
+use deepchess_core::{Content, Model, ModelKind, SparseFeatures, Split};
 use serde::{Deserialize, Serialize};
+use shakmaty::fen::Fen;
+use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::data::{DataFile, epoch_order};
+use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target, fit_scale};
 use crate::metrics::EpochMetrics;
-use crate::nn::graph::{Graph, Input, to_vec};
-use crate::nn::loss::mse;
 use crate::nn::params::Params;
-use crate::run::{Run, RunArgs, Tally, data_summary, epoch_loop, fill_card, lr_at, step};
+use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
+use crate::run::{Run, RunArgs, data_summary, epoch_loop, fill_card};
 
 /// Hyper-parameters of `deepchess train value`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct ValueOptions {
-    /// Epochs.
-    #[arg(long, default_value_t = 6)]
+    /// Epochs (passes over the training positions, or `--positions-per-epoch` of them).
+    #[arg(long, default_value_t = 20)]
     pub epochs: u32,
     /// Positions per batch.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 16_384)]
     pub batch: usize,
-    /// Adam learning rate.
+    /// Peak learning rate (AdamW).
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
-    /// Learning-rate factor per epoch.
-    #[arg(long, default_value_t = 0.8)]
-    pub lr_decay: f64,
-    /// Weight λ of the engine evaluation in the target (the game result gets 1 − λ).
-    #[arg(long, default_value_t = 0.5)]
-    pub eval_weight: f64,
-    /// Hidden layer widths.
-    #[arg(long, value_delimiter = ',', default_values_t = VALUE_LAYERS[1..VALUE_LAYERS.len() - 1].to_vec())]
-    pub hidden: Vec<usize>,
+    /// Learning rate at the end of the cosine decay, as a fraction of `--lr`.
+    #[arg(long, default_value_t = 0.02)]
+    pub final_lr: f64,
+    /// Batches of linear warm-up from 0 to `--lr`.
+    #[arg(long, default_value_t = 100)]
+    pub warmup: u64,
+    /// AdamW's decoupled weight decay.
+    #[arg(long, default_value_t = 0.01)]
+    pub weight_decay: f64,
+    /// Weight λ of the game result in the target (the score gets 1 − λ).
+    #[arg(long, default_value_t = 0.3)]
+    pub result_weight: f64,
+    /// Centipawns K per logit unit in `sigmoid(score / K)`; fitted to the training
+    /// positions' results when absent.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Width N of the feature transformer (a multiple of 16).
+    #[arg(long, default_value_t = VALUE_FT_WIDTH)]
+    pub width: usize,
     /// Use at most this many training positions per epoch (a fresh random subset each epoch).
     #[arg(long)]
     pub positions_per_epoch: Option<usize>,
     /// Seed of initialisation and shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Which positions are used.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub filters: PositionFilters,
 }
 
-/// Win-probability scale of centipawns: `sigmoid(cp × CP_SCALE)`.
-pub const CP_SCALE: f64 = 1.0 / VALUE_CP_PER_LOGIT as f64;
-
-/// The training target of a record (White's expected score, see the module docs).
-pub fn target(record: &Record, eval_weight: f64) -> f32 {
-    let result = (f64::from(record.result()) + 1.0) / 2.0;
-    let t = match record.eval() {
-        Some(cp) => (1.0 - eval_weight) * result + eval_weight / (1.0 + (-f64::from(cp) * CP_SCALE).exp()),
-        None => result,
-    };
-    t as f32
+impl ValueOptions {
+    /// Refuses values no run can use, naming the option.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
+        anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
+        anyhow::ensure!(self.width > 0 && self.width % 16 == 0, "--width must be a positive multiple of 16, got {}", self.width);
+        anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
+        anyhow::ensure!((0.0..=1.0).contains(&self.final_lr), "--final-lr must be in 0..=1, got {}", self.final_lr);
+        anyhow::ensure!((0.0..1.0).contains(&self.weight_decay), "--weight-decay must be in 0..1, got {}", self.weight_decay);
+        anyhow::ensure!((0.0..=1.0).contains(&self.result_weight), "--result-weight must be in 0..=1, got {}", self.result_weight);
+        anyhow::ensure!(self.scale.is_none_or(|k| k > 0.0 && k.is_finite()), "--scale must be positive");
+        anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
+        Ok(())
+    }
 }
 
-/// Validation figures of the value net.
+/// Learning rate of batch `step` of `total`: linear warm-up over `warmup` batches, then a
+/// cosine from `lr` down to `lr × final_fraction` at the last batch.
+pub fn lr_at_step(lr: f64, final_fraction: f64, warmup: u64, step: u64, total: u64) -> f64 {
+    if step < warmup {
+        return lr * (step + 1) as f64 / warmup as f64;
+    }
+    let span = total.saturating_sub(warmup).max(1);
+    let progress = ((step - warmup) as f64 / span as f64).min(1.0);
+    let floor = lr * final_fraction;
+    floor + (lr - floor) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
+}
+
+/// Validation figures of the evaluation net.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct ValueScores {
-    /// Mean squared error of `sigmoid(v)` against the target.
+    /// Mean of `(sigmoid(o) − t)²`.
     pub loss: f64,
-    /// Share of positions whose predicted result (loss below ⅓, draw, win above ⅔) is the game's.
-    pub accuracy: f64,
     /// Positions.
     pub positions: usize,
 }
 
-fn predicted_result(p: f32) -> i8 {
-    if p > 2.0 / 3.0 {
-        1
-    } else if p < 1.0 / 3.0 {
-        -1
-    } else {
-        0
+/// Loss of `params` over every position of `positions`.
+pub fn evaluate(params: &Params, positions: &EvalPositions, target: &Target) -> ValueScores {
+    let indices: Vec<usize> = (0..positions.len()).collect();
+    let mut total = 0.0;
+    for chunk in indices.chunks(65_536) {
+        let batch = positions.batch(chunk, target);
+        let logits = perspective::logits(params, &batch);
+        total += logits
+            .iter()
+            .zip(&batch.targets)
+            .map(|(o, t)| f64::from((1.0 / (1.0 + (-o).exp()) - t).powi(2)))
+            .sum::<f64>();
     }
+    ValueScores { loss: total / positions.len().max(1) as f64, positions: positions.len() }
 }
 
-/// Outputs `v` of the value net (stack `value`) for records `indices` of `file`.
-pub fn logits(params: &Params, device: &Device, file: &DataFile, indices: &[usize]) -> anyhow::Result<Vec<f32>> {
-    let mut out = Vec::with_capacity(indices.len());
-    for chunk in indices.chunks(4096) {
-        let batch = file.features(chunk, |_| false)?;
-        let mut graph = Graph::inference(params, device);
-        out.extend(to_vec(graph.stack("value", Input::Sparse(&batch))));
+/// White's logits of records `indices` of `file` (any content).
+pub fn white_logits(params: &Params, file: &DataFile, indices: &[usize]) -> anyhow::Result<Vec<f32>> {
+    let mut batch = PerspectiveBatch::new();
+    let mut white_to_move = Vec::with_capacity(indices.len());
+    for &i in indices {
+        let record = file.get(i);
+        let features = record.features().with_context(|| format!("{}: record {i}", file.path.display()))?;
+        let pieces = features.as_slice().iter().copied().filter(|&f| usize::from(f) < PERSPECTIVE_FEATURES);
+        batch.push(&side_to_move_view(pieces, record.turn()), 0.5);
+        white_to_move.push(record.turn() == shakmaty::Color::White);
     }
-    Ok(out)
-}
-
-/// Loss and result accuracy over the whole of `file`.
-pub fn evaluate(params: &Params, device: &Device, file: &DataFile, eval_weight: f64) -> anyhow::Result<ValueScores> {
-    let indices: Vec<usize> = (0..file.len()).collect();
-    let v = logits(params, device, file, &indices)?;
-    let mut tally = Tally::default();
-    for (&i, &v) in indices.iter().zip(&v) {
-        let r = file.get(i);
-        let p = 1.0 / (1.0 + (-v).exp());
-        let e = f64::from(p - target(&r, eval_weight));
-        tally.add(e * e, f64::from(u8::from(predicted_result(p) == r.result())), 1);
-    }
-    Ok(ValueScores { loss: tally.mean_loss(), accuracy: tally.accuracy(), positions: tally.count })
+    let logits = perspective::logits(params, &batch);
+    Ok(logits.into_iter().zip(white_to_move).map(|(o, white)| if white { o } else { -o }).collect())
 }
 
 /// Share of `pairs` where the position from the game White won gets the higher score
-/// (the value net used as a comparator).
-pub fn pair_accuracy(params: &Params, device: &Device, file: &DataFile, pairs: &[crate::trainers::comparator::Pair]) -> anyhow::Result<f64> {
+/// (the evaluation net used as a comparator; a diagnostic).
+pub fn pair_accuracy(params: &Params, file: &DataFile, pairs: &[crate::trainers::comparator::Pair]) -> anyhow::Result<f64> {
     let w: Vec<usize> = pairs.iter().map(|p| p.white_won).collect();
     let b: Vec<usize> = pairs.iter().map(|p| p.black_won).collect();
-    let (vw, vb) = (logits(params, device, file, &w)?, logits(params, device, file, &b)?);
+    let (vw, vb) = (white_logits(params, file, &w)?, white_logits(params, file, &b)?);
     let right = vw.iter().zip(&vb).filter(|(w, b)| w > b).count();
     Ok(right as f64 / pairs.len().max(1) as f64)
 }
 
-/// Trains the value net; writes `value.safetensors` + `value.json` (the parameters of the
-/// epoch with the lowest validation loss: the net memorises games quickly) into the run
-/// directory and returns the model.
+/// The start position with one of White's pieces removed, to read the net's sense of material.
+pub const MATERIAL_PROBES: [(&str, &str); 5] = [
+    ("start", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"),
+    ("no knight b1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/R1BQKBNR w KQkq - 0 1"),
+    ("no bishop f1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQK1NR w KQkq - 0 1"),
+    ("no rook a1", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/1NBQKBNR w Kkq - 0 1"),
+    ("no queen", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNB1KBNR w KQkq - 0 1"),
+];
+
+/// White's static score in centipawns of each of [`MATERIAL_PROBES`] (White to move).
+pub fn material_probes(params: &Params, scale: f64) -> Vec<(String, f64)> {
+    let mut batch = PerspectiveBatch::new();
+    for (_, fen) in MATERIAL_PROBES {
+        let setup: Fen = fen.parse().expect("valid probe FEN");
+        let pos: Chess = setup.into_position(CastlingMode::Standard).expect("legal probe position");
+        let features = SparseFeatures::from_position(&pos);
+        let pieces = features.as_slice().iter().copied().filter(|&f| usize::from(f) < PERSPECTIVE_FEATURES);
+        batch.push(&side_to_move_view(pieces, pos.turn()), 0.5);
+    }
+    let logits = perspective::logits(params, &batch);
+    MATERIAL_PROBES.iter().zip(logits).map(|((name, _), o)| (name.to_string(), f64::from(o) * scale)).collect()
+}
+
+/// Opens and filters the positions of one split of the dataset in `dir`, saying what the
+/// filters kept.
+pub fn load(dir: &std::path::Path, split: Split, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
+    let file = DataFile::open(dir, Content::Moves, split)?;
+    let (positions, counts) = EvalPositions::load(&file, filters)?;
+    eprintln!(
+        "{}: {} of {} records kept (no score {}, early {}, extreme score {}, noisy move {}, in check {})",
+        file.path.display(),
+        counts.kept,
+        counts.records,
+        counts.no_score,
+        counts.early,
+        counts.extreme_score,
+        counts.noisy,
+        counts.in_check
+    );
+    Ok((positions, counts))
+}
+
+/// Trains the evaluation net; writes `value.safetensors` + `value.json` (the last epoch's
+/// parameters) into the run directory and returns the model.
 pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
-    let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
-    let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
-    let layers: Vec<usize> = std::iter::once(VALUE_LAYERS[0]).chain(options.hidden.iter().copied()).chain([1]).collect();
-    let spec = StackSpec::new("value", &layers, Activation::ClippedRelu);
-    let mut run = Run::open(args, options, || Ok(Params::init(vec![spec], options.seed)))?;
+    options.check()?;
+    let (train_positions, train_counts) = load(&args.data, Split::Train, &options.filters)?;
+    let (validation, validation_counts) = load(&args.data, Split::Validation, &options.filters)?;
+    anyhow::ensure!(
+        !train_positions.is_empty(),
+        "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
+        args.data.display()
+    );
+    if validation.is_empty() {
+        eprintln!("warning: no validation position passes the filters; validation loss is reported as 0");
+    }
+    let scale = options.scale.unwrap_or_else(|| fit_scale(&train_positions));
+    eprintln!("scale K = {scale:.1} centipawns per logit unit{}", if options.scale.is_none() { " (fitted)" } else { "" });
+    let target = Target { result_weight: options.result_weight, scale };
+    let mut run = Run::open(args, options, || Ok(perspective::init(options.width, options.seed)))?;
+    let per_epoch = options.positions_per_epoch.unwrap_or(train_positions.len()).min(train_positions.len());
+    let batches_per_epoch = per_epoch.div_ceil(options.batch) as u64;
+    let total = batches_per_epoch * u64::from(options.epochs);
     while run.state.epoch < options.epochs {
         let epoch = run.state.epoch;
-        let lr = lr_at(options.lr, options.lr_decay, epoch);
-        let order = epoch_order(train_file.len(), options.positions_per_epoch, options.seed, epoch);
-        let Run { state, device, .. } = &mut run;
+        let order = epoch_order(train_positions.len(), Some(per_epoch), options.seed, epoch);
+        let mut step = batches_per_epoch * u64::from(epoch);
+        let state = &mut run.state;
+        let mut last_lr = 0.0;
         let (tally, rate) = epoch_loop("value", &order, options.batch, |chunk| {
-            let batch = train_file.features(chunk, |_| false)?;
-            let records: Vec<Record> = chunk.iter().map(|&i| train_file.get(i)).collect();
-            let targets: Vec<f32> = records.iter().map(|r| target(r, options.eval_weight)).collect();
-            let (loss, probs) = step(&mut state.params, &mut state.adam, lr, device, |_| true, |g| {
-                let v = g.stack("value", Input::Sparse(&batch));
-                let p = activation::sigmoid(v);
-                let t = g.constant(targets.clone(), chunk.len(), 1);
-                Ok((mse(p.clone(), t), to_vec(p)))
-            })?;
-            let correct = records.iter().zip(&probs).filter(|(r, p)| predicted_result(**p) == r.result()).count();
-            Ok((loss, correct as f64))
+            let lr = lr_at_step(options.lr, options.final_lr, options.warmup, step, total);
+            step += 1;
+            last_lr = lr;
+            let batch = train_positions.batch(chunk, &target);
+            let (loss, grads) = perspective::loss_and_gradients(&state.params, &batch);
+            state.adam.update_with_weight_decay(&mut state.params, &grads, lr as f32, options.weight_decay as f32);
+            perspective::clip(&mut state.params);
+            Ok((loss, 0.0))
         })?;
-        let val = evaluate(&state.params, &device.clone().inner(), &validation, options.eval_weight)?;
+        let val = evaluate(&run.state.params, &validation, &target);
         let row = EpochMetrics {
             epoch: epoch + 1,
             stage: "value".into(),
             train_loss: Some(tally.mean_loss()),
-            train_accuracy: Some(tally.accuracy()),
+            train_accuracy: None,
             validation_loss: val.loss,
-            validation_accuracy: Some(val.accuracy),
-            lr,
+            validation_accuracy: None,
+            lr: last_lr,
             samples_per_second: rate,
         };
         run.end_epoch(vec![row], Some(-val.loss))?;
     }
-    let (_, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
-    let best_epoch = run.state.history.iter().min_by(|a, b| a.validation_loss.total_cmp(&b.validation_loss)).map(|r| r.epoch);
-    let device = run.device.clone().inner();
-    let val = evaluate(&best, &device, &validation, options.eval_weight)?;
-    let (white, black) = crate::trainers::comparator::decisive(&validation);
-    // a validation split without a win for each colour has no pairs: the model is still saved
-    let pairs = if white.is_empty() || black.is_empty() {
-        eprintln!("no comparator pairs: the validation games lack a win for {}", if white.is_empty() { "White" } else { "Black" });
-        Vec::new()
-    } else {
-        crate::trainers::comparator::draw_pairs(&white, &black, 50_000, crate::eval::PAIR_SEED, 0, false)?
-    };
-    let pair_accuracy = if pairs.is_empty() { None } else { Some(pair_accuracy(&best, &device, &validation, &pairs)?) };
+    let params = run.state.params.clone();
+    let val = evaluate(&params, &validation, &target);
+    let probes = material_probes(&params, scale);
+    let start = probes[0].1;
+    let drops: serde_json::Map<String, serde_json::Value> =
+        probes[1..].iter().map(|(name, cp)| (name.clone(), serde_json::json!((start - cp).round()))).collect();
     let options_json = serde_json::to_value(options)?;
-    let model = best.to_model(ModelKind::Value, &["value"], |card| {
+    let model = params.to_model(ModelKind::Value, &[VALUE_FT_STACK, VALUE_OUT_STACK], |card| {
         card.output = serde_json::json!({
-            "meaning": "logit v of White's expected score: sigmoid(v) = expected score (win 1, draw 0.5, loss 0)",
-            "centipawns": "v * VALUE_CP_PER_LOGIT",
-            "value_cp_per_logit": VALUE_CP_PER_LOGIT,
-            "target": "(1 - eval_weight) * result_score + eval_weight * sigmoid(eval_cp * 0.00368208) where the PGN has [%eval], else result_score; loss = MSE(sigmoid(v), target)",
+            "meaning": "logit o of the side to move's expected score (win 1, draw 0.5, loss 0); centipawns = o * centipawns_per_unit",
+            VALUE_CENTIPAWNS_PER_UNIT: scale,
+            "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
+            "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black; ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+            "quantisation": {
+                "by": "the engine, at load",
+                "ft": format!("weights and biases x {VALUE_FT_QUANT} as i16; SCReLU clips at {VALUE_FT_QUANT}"),
+                "out": format!("weights x {VALUE_OUT_QUANT} as i16 (trained within +-127/64), bias x {} as i32", VALUE_FT_QUANT * VALUE_OUT_QUANT),
+            },
         });
-        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, serde_json::json!({ "validation": val, "best_epoch": best_epoch, "validation_pair_accuracy": pair_accuracy, "validation_pairs": pairs.len() }));
+        fill_card(
+            card,
+            &args.data,
+            data_summary(&args.data),
+            &options_json,
+            run.state.epoch,
+            serde_json::json!({
+                "validation": val,
+                "filters": { "train": train_counts, "validation": validation_counts },
+                "material_drop_cp": drops,
+                "start_position_cp": start.round(),
+            }),
+        );
     })?;
     model.save(&run.dir)?;
     println!(
-        "best epoch {}: validation loss={:.5} result_accuracy={:.4} positions={} pair_accuracy={} pairs={}",
-        best_epoch.unwrap_or(0),
+        "final epoch {}: validation loss={:.5} positions={} start={:+.0}cp material drop (cp) {}",
+        run.state.epoch,
         val.loss,
-        val.accuracy,
         val.positions,
-        pair_accuracy.map_or("-".to_string(), |a| format!("{a:.4}")),
-        pairs.len()
+        start,
+        probes[1..].iter().map(|(n, cp)| format!("{n}: {:.0}", start - cp)).collect::<Vec<_>>().join(", ")
     );
     Ok(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_warms_up_then_decays_to_the_floor() {
+        let lr = |s| lr_at_step(1.0, 0.1, 10, s, 110);
+        assert!((lr(0) - 0.1).abs() < 1e-12 && (lr(9) - 1.0).abs() < 1e-12);
+        assert!((lr(10) - 1.0).abs() < 1e-12);
+        assert!((lr(60) - 0.55).abs() < 1e-9, "half way down the cosine: {}", lr(60));
+        assert!((lr(110) - 0.1).abs() < 1e-12 && (lr(500) - 0.1).abs() < 1e-12);
+        assert!((10..110).all(|s| lr(s + 1) <= lr(s)));
+    }
 }

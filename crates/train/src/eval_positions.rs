@@ -1,0 +1,244 @@
+//! Training positions of the evaluation net: records filtered as datagen practice does
+//! (quiet, scored, past the opening), held in the side to move's perspective with the
+//! score and result from its view, and turned into batches with the blended target
+//! `λ · result + (1 − λ) · sigmoid(score / K)`.
+
+use anyhow::Context;
+use deepchess_core::Record;
+use deepchess_core::features::PERSPECTIVE_FEATURES;
+use deepchess_core::record::EVAL_CP_LIMIT;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use shakmaty::{Color, Position};
+
+use crate::data::DataFile;
+use crate::nn::perspective::{PerspectiveBatch, side_to_move_view};
+
+/// Which records become training positions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
+pub struct PositionFilters {
+    /// Skip positions before this ply (opening-book moves carry no search score anyway).
+    #[arg(long, default_value_t = 16)]
+    pub min_ply: u16,
+    /// Skip positions whose score is beyond ±this many centipawns (mates included).
+    #[arg(long, default_value_t = 3000)]
+    pub max_score: i16,
+    /// Keep positions whose played move is a capture or a promotion (skipped by default:
+    /// their static score is not what the search saw).
+    #[arg(long)]
+    pub keep_noisy: bool,
+    /// Keep positions with the side to move in check (skipped by default).
+    #[arg(long)]
+    pub keep_in_check: bool,
+}
+
+impl Default for PositionFilters {
+    fn default() -> Self {
+        PositionFilters { min_ply: 16, max_score: 3000, keep_noisy: false, keep_in_check: false }
+    }
+}
+
+/// How many records each filter removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FilterCounts {
+    /// Records read.
+    pub records: usize,
+    /// Positions kept.
+    pub kept: usize,
+    /// No score (opening-book moves, a game's final position without `[%eval]`).
+    pub no_score: usize,
+    /// Before `--min-ply`.
+    pub early: usize,
+    /// Score beyond `--max-score` (mates included).
+    pub extreme_score: usize,
+    /// Played move a capture or promotion.
+    pub noisy: usize,
+    /// Side to move in check.
+    pub in_check: usize,
+}
+
+/// Why a record is not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Skip {
+    NoScore,
+    Early,
+    ExtremeScore,
+    Noisy,
+    InCheck,
+}
+
+/// Filtered positions in the side to move's perspective.
+#[derive(Clone, Debug, Default)]
+pub struct EvalPositions {
+    features: Vec<u16>,
+    offsets: Vec<usize>,
+    /// Score in centipawns, side to move's view.
+    scores: Vec<i16>,
+    /// Game result, side to move's view: 1, 0, −1.
+    results: Vec<i8>,
+}
+
+/// One kept position: perspective features, score and result for the side to move.
+type Kept = (Vec<u16>, i16, i8);
+
+fn convert(record: &Record, filters: &PositionFilters) -> anyhow::Result<Result<Kept, Skip>> {
+    let Some(score) = record.eval() else { return Ok(Err(Skip::NoScore)) };
+    if record.ply() < filters.min_ply {
+        return Ok(Err(Skip::Early));
+    }
+    if score.abs() > filters.max_score.min(EVAL_CP_LIMIT) {
+        return Ok(Err(Skip::ExtremeScore));
+    }
+    if !filters.keep_noisy
+        && let Some(played) = record.played()?
+        && (played.capture || played.promotion.is_some())
+    {
+        return Ok(Err(Skip::Noisy));
+    }
+    let position = record.position()?;
+    if !filters.keep_in_check && position.is_check() {
+        return Ok(Err(Skip::InCheck));
+    }
+    let turn = position.turn();
+    let features = record.features()?;
+    let pieces = features.as_slice().iter().copied().filter(|&f| usize::from(f) < PERSPECTIVE_FEATURES);
+    let (score, result) = if turn == Color::White { (score, record.result()) } else { (-score, -record.result()) };
+    Ok(Ok((side_to_move_view(pieces, turn), score, result)))
+}
+
+impl EvalPositions {
+    /// Reads every record of `file` and keeps those that pass `filters`.
+    pub fn load(file: &DataFile, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
+        let converted: Vec<Result<Kept, Skip>> = (0..file.len())
+            .into_par_iter()
+            .map(|i| convert(&file.get(i), filters).with_context(|| format!("{}: record {i}", file.path.display())))
+            .collect::<anyhow::Result<_>>()?;
+        let mut counts = FilterCounts { records: converted.len(), ..FilterCounts::default() };
+        let mut positions = EvalPositions { offsets: vec![0], ..EvalPositions::default() };
+        for item in converted {
+            match item {
+                Ok((features, score, result)) => {
+                    positions.features.extend_from_slice(&features);
+                    positions.offsets.push(positions.features.len());
+                    positions.scores.push(score);
+                    positions.results.push(result);
+                    counts.kept += 1;
+                }
+                Err(Skip::NoScore) => counts.no_score += 1,
+                Err(Skip::Early) => counts.early += 1,
+                Err(Skip::ExtremeScore) => counts.extreme_score += 1,
+                Err(Skip::Noisy) => counts.noisy += 1,
+                Err(Skip::InCheck) => counts.in_check += 1,
+            }
+        }
+        Ok((positions, counts))
+    }
+
+    /// Number of positions.
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// Score (centipawns) and result (1, 0, −1) of position `i`, side to move's view.
+    pub fn score_and_result(&self, i: usize) -> (i16, i8) {
+        (self.scores[i], self.results[i])
+    }
+
+    /// The batch of positions `indices` with targets `λ · result + (1 − λ) · sigmoid(score / K)`.
+    pub fn batch(&self, indices: &[usize], target: &Target) -> PerspectiveBatch {
+        let mut batch = PerspectiveBatch::new();
+        for &i in indices {
+            let (score, result) = self.score_and_result(i);
+            batch.push(&self.features[self.offsets[i]..self.offsets[i + 1]], target.of(score, result));
+        }
+        batch
+    }
+}
+
+/// The blended training target.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Target {
+    /// Weight λ of the game result (the score gets 1 − λ).
+    pub result_weight: f64,
+    /// Centipawns K per logit unit of the score: `sigmoid(score / K)`.
+    pub scale: f64,
+}
+
+impl Target {
+    /// The target of a score and result, side to move's view.
+    pub fn of(&self, score: i16, result: i8) -> f32 {
+        let result = (f64::from(result) + 1.0) / 2.0;
+        (self.result_weight * result + (1.0 - self.result_weight) * sigmoid(f64::from(score) / self.scale)) as f32
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The scale K that best predicts the game results from the scores:
+/// `argmin_K Σ (result − sigmoid(score / K))²`, by golden-section search in 50..2000.
+pub fn fit_scale(positions: &EvalPositions) -> f64 {
+    let error = |k: f64| -> f64 {
+        (0..positions.len())
+            .into_par_iter()
+            .map(|i| {
+                let (score, result) = positions.score_and_result(i);
+                (((f64::from(result) + 1.0) / 2.0) - sigmoid(f64::from(score) / k)).powi(2)
+            })
+            .sum()
+    };
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (50.0f64, 2000.0f64);
+    for _ in 0..40 {
+        let (c, d) = (b - ratio * (b - a), a + ratio * (b - a));
+        if error(c) < error(d) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    (a + b) / 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn positions(items: &[(i16, i8)]) -> EvalPositions {
+        let mut p = EvalPositions { offsets: vec![0], ..EvalPositions::default() };
+        for &(score, result) in items {
+            p.features.push(4);
+            p.offsets.push(p.features.len());
+            p.scores.push(score);
+            p.results.push(result);
+        }
+        p
+    }
+
+    #[test]
+    fn target_blends_result_and_score() {
+        let t = Target { result_weight: 0.25, scale: 400.0 };
+        assert!((t.of(0, 1) - (0.25 + 0.75 * 0.5)).abs() < 1e-6);
+        assert!((t.of(400, -1) - (0.75 / (1.0 + (-1f64).exp())) as f32).abs() < 1e-6);
+    }
+
+    #[test]
+    fn fitted_scale_recovers_the_scale_results_were_drawn_with() {
+        // Results drawn so that P(win) = sigmoid(score / 300) exactly, in proportion.
+        let mut items = Vec::new();
+        for score in (-900..=900).step_by(30) {
+            let p = sigmoid(f64::from(score) / 300.0);
+            let wins = (p * 200.0).round() as usize;
+            items.extend(std::iter::repeat_n((score as i16, 1), wins));
+            items.extend(std::iter::repeat_n((score as i16, -1), 200 - wins));
+        }
+        let k = fit_scale(&positions(&items));
+        assert!((k - 300.0).abs() < 10.0, "{k}");
+    }
+}

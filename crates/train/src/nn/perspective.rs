@@ -1,0 +1,309 @@
+//! The evaluation net's forward pass and gradients, by hand on flat `f32` buffers.
+//!
+//! The net (see `deepchess_engine`'s `ValueNet` for the integer inference): a feature
+//! transformer `ft` `[768, N]` shared by both perspectives, SCReLU (`clamp(x, 0, 1)²`) of
+//! the side to move's accumulator and of the opponent's, concatenated, into one output
+//! `out` `[2N, 1]`: a logit `o` of the side to move's expected score. The loss is
+//! `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
+//! transformer's forward pass and gradient touch only those rows: a burn graph would
+//! spend its time on zeros, so this small net is done by hand, in parallel over the batch.
+
+use std::collections::BTreeMap;
+
+use deepchess_core::arch::{VALUE_FT_STACK, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT};
+use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
+use rayon::prelude::*;
+use shakmaty::Color;
+
+use super::params::Params;
+
+/// Name of the feature transformer's weights `[768, N]`.
+pub const FT_WEIGHT: &str = "ft.0.weight";
+/// Name of the feature transformer's biases `[N]`.
+pub const FT_BIAS: &str = "ft.0.bias";
+/// Name of the output layer's weights `[2N, 1]`.
+pub const OUT_WEIGHT: &str = "out.0.weight";
+/// Name of the output layer's bias `[1]`.
+pub const OUT_BIAS: &str = "out.0.bias";
+
+/// Positions as the side to move sees them: its perspective's active features (the
+/// opponent's are the same pieces mirrored, [`opponent_view`]) and a target each.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PerspectiveBatch {
+    /// Active features of all rows in the side to move's perspective, one row after the other.
+    pub features: Vec<u16>,
+    /// Row `r` is `features[offsets[r]..offsets[r + 1]]`.
+    pub offsets: Vec<usize>,
+    /// Target expected score of the side to move, per row.
+    pub targets: Vec<f32>,
+}
+
+impl PerspectiveBatch {
+    /// An empty batch.
+    pub fn new() -> PerspectiveBatch {
+        PerspectiveBatch { features: Vec::new(), offsets: vec![0], targets: Vec::new() }
+    }
+
+    /// Appends a row: the side to move's perspective features and its target.
+    pub fn push(&mut self, features: &[u16], target: f32) {
+        self.features.extend_from_slice(features);
+        self.offsets.push(self.features.len());
+        self.targets.push(target);
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Whether the batch has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// Active features of row `r`.
+    pub fn row(&self, r: usize) -> &[u16] {
+        &self.features[self.offsets[r]..self.offsets[r + 1]]
+    }
+}
+
+/// The side to move's perspective features of the piece features (`< 768`) of a 773
+/// encoding.
+pub fn side_to_move_view(pieces: impl Iterator<Item = u16>, side_to_move: Color) -> Vec<u16> {
+    pieces.map(|f| perspective_feature(f, side_to_move)).collect()
+}
+
+/// The opponent's perspective feature of a side-to-move perspective feature: colours
+/// swapped and the board mirrored, whichever side is to move.
+#[inline]
+pub fn opponent_view(feature: u16) -> u16 {
+    perspective_feature(feature, Color::Black)
+}
+
+/// Fresh parameters of width `width`: the feature transformer uniform in ±1/√768 (a
+/// small start keeps SCReLU out of saturation), the output layer uniform in ±1/√(2N).
+pub fn init(width: usize, seed: u64) -> Params {
+    let stacks = deepchess_core::ModelKind::Value
+        .default_stacks()
+        .into_iter()
+        .map(|mut s| {
+            if s.name == VALUE_FT_STACK {
+                s.layers = vec![PERSPECTIVE_FEATURES, width];
+            } else if s.name == VALUE_OUT_STACK {
+                s.layers = vec![2 * width, 1];
+            }
+            s
+        })
+        .collect();
+    Params::init(stacks, seed)
+}
+
+/// Width N of the feature transformer of `params`.
+pub fn width(params: &Params) -> usize {
+    params.get(FT_BIAS).len()
+}
+
+#[inline]
+fn screlu(x: f32) -> f32 {
+    let c = x.clamp(0.0, 1.0);
+    c * c
+}
+
+/// The accumulator of `features` in `acc` (bias plus the active rows).
+#[inline]
+fn accumulate(acc: &mut [f32], weight: &[f32], bias: &[f32], features: impl Iterator<Item = u16>) {
+    let n = acc.len();
+    acc.copy_from_slice(bias);
+    for f in features {
+        let row = &weight[usize::from(f) * n..][..n];
+        acc.iter_mut().zip(row).for_each(|(a, w)| *a += w);
+    }
+}
+
+/// Output logits `o` of every row of `batch`.
+pub fn logits(params: &Params, batch: &PerspectiveBatch) -> Vec<f32> {
+    let n = width(params);
+    let (w, b, ow, ob) = (params.get(FT_WEIGHT), params.get(FT_BIAS), params.get(OUT_WEIGHT), params.get(OUT_BIAS)[0]);
+    (0..batch.len())
+        .into_par_iter()
+        .map_init(
+            || (vec![0.0; n], vec![0.0; n]),
+            |(us, them), r| {
+                accumulate(us, w, b, batch.row(r).iter().copied());
+                accumulate(them, w, b, batch.row(r).iter().map(|&f| opponent_view(f)));
+                ob + us.iter().zip(&ow[..n]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+                    + them.iter().zip(&ow[n..]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+            },
+        )
+        .collect()
+}
+
+/// Sum of squared errors `(sigmoid(o) − t)²` over the batch, with gradients of the
+/// summed loss in one buffer per tensor.
+struct Partial {
+    loss: f64,
+    ft_weight: Vec<f32>,
+    ft_bias: Vec<f32>,
+    out_weight: Vec<f32>,
+    out_bias: f32,
+}
+
+impl Partial {
+    fn new(n: usize) -> Partial {
+        Partial {
+            loss: 0.0,
+            ft_weight: vec![0.0; PERSPECTIVE_FEATURES * n],
+            ft_bias: vec![0.0; n],
+            out_weight: vec![0.0; 2 * n],
+            out_bias: 0.0,
+        }
+    }
+
+    fn merge(mut self, other: Partial) -> Partial {
+        self.loss += other.loss;
+        add(&mut self.ft_weight, &other.ft_weight);
+        add(&mut self.ft_bias, &other.ft_bias);
+        add(&mut self.out_weight, &other.out_weight);
+        self.out_bias += other.out_bias;
+        self
+    }
+}
+
+fn add(a: &mut [f32], b: &[f32]) {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+}
+
+/// Rows per parallel task of [`loss_and_gradients`].
+const ROWS_PER_TASK: usize = 1024;
+
+/// Mean loss `(sigmoid(o) − t)²` over `batch` and its gradients by tensor name, ready
+/// for Adam.
+pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BTreeMap<String, Vec<f32>>) {
+    let n = width(params);
+    let (w, b, ow, ob) = (params.get(FT_WEIGHT), params.get(FT_BIAS), params.get(OUT_WEIGHT), params.get(OUT_BIAS)[0]);
+    let rows: Vec<usize> = (0..batch.len()).collect();
+    let total = rows
+        .par_chunks(ROWS_PER_TASK)
+        .map(|chunk| {
+            let mut p = Partial::new(n);
+            let (mut us, mut them) = (vec![0.0f32; n], vec![0.0f32; n]);
+            let (mut d_us, mut d_them) = (vec![0.0f32; n], vec![0.0f32; n]);
+            for &r in chunk {
+                let row = batch.row(r);
+                accumulate(&mut us, w, b, row.iter().copied());
+                accumulate(&mut them, w, b, row.iter().map(|&f| opponent_view(f)));
+                let o = ob
+                    + us.iter().zip(&ow[..n]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+                    + them.iter().zip(&ow[n..]).map(|(a, w)| screlu(*a) * w).sum::<f32>();
+                let s = 1.0 / (1.0 + (-o).exp());
+                let e = s - batch.targets[r];
+                p.loss += f64::from(e * e);
+                let g = 2.0 * e * s * (1.0 - s);
+                p.out_bias += g;
+                for j in 0..n {
+                    p.out_weight[j] += g * screlu(us[j]);
+                    p.out_weight[n + j] += g * screlu(them[j]);
+                    let du = if us[j] > 0.0 && us[j] < 1.0 { 2.0 * us[j] } else { 0.0 };
+                    let dt = if them[j] > 0.0 && them[j] < 1.0 { 2.0 * them[j] } else { 0.0 };
+                    d_us[j] = g * ow[j] * du;
+                    d_them[j] = g * ow[n + j] * dt;
+                    p.ft_bias[j] += d_us[j] + d_them[j];
+                }
+                for &f in row {
+                    add(&mut p.ft_weight[usize::from(f) * n..][..n], &d_us);
+                    add(&mut p.ft_weight[usize::from(opponent_view(f)) * n..][..n], &d_them);
+                }
+            }
+            p
+        })
+        .reduce(|| Partial::new(n), Partial::merge);
+    let scale = 1.0 / batch.len().max(1) as f32;
+    let scaled = |v: Vec<f32>| v.into_iter().map(|x| x * scale).collect::<Vec<f32>>();
+    let grads = BTreeMap::from([
+        (FT_WEIGHT.to_string(), scaled(total.ft_weight)),
+        (FT_BIAS.to_string(), scaled(total.ft_bias)),
+        (OUT_WEIGHT.to_string(), scaled(total.out_weight)),
+        (OUT_BIAS.to_string(), vec![total.out_bias * scale]),
+    ]);
+    (total.loss / batch.len().max(1) as f64, grads)
+}
+
+/// Clips the output weights to what the engine's 16-bit quantisation holds.
+pub fn clip(params: &mut Params) {
+    if let Some(w) = params.values.get_mut(OUT_WEIGHT) {
+        w.iter_mut().for_each(|x| *x = x.clamp(-VALUE_OUT_WEIGHT_LIMIT, VALUE_OUT_WEIGHT_LIMIT));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deepchess_core::SparseFeatures;
+    use shakmaty::{CastlingMode, Chess, Position, fen::Fen};
+
+    fn batch_of(fens: &[(&str, f32)]) -> PerspectiveBatch {
+        let mut batch = PerspectiveBatch::new();
+        for (fen, t) in fens {
+            let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let f = SparseFeatures::from_position(&pos);
+            let pieces = f.as_slice().iter().copied().filter(|&i| usize::from(i) < PERSPECTIVE_FEATURES);
+            batch.push(&side_to_move_view(pieces, pos.turn()), *t);
+        }
+        batch
+    }
+
+    fn sample() -> PerspectiveBatch {
+        batch_of(&[
+            ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1", 0.45),
+            ("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3", 0.55),
+            ("4k3/8/8/8/8/8/4P3/4K2R w K - 0 1", 0.95),
+            ("4k3/8/8/3q4/8/8/8/4K3 w - - 0 1", 0.02),
+        ])
+    }
+
+    #[test]
+    fn gradients_match_finite_differences() {
+        let mut params = init(32, 3);
+        // Larger weights than at initialisation, so that SCReLU is neither all zero nor flat.
+        for v in params.values.values_mut() {
+            v.iter_mut().for_each(|x| *x *= 6.0);
+        }
+        let batch = sample();
+        let (_, grads) = loss_and_gradients(&params, &batch);
+        let loss = |p: &Params| loss_and_gradients(p, &batch).0;
+        let mut checked = 0;
+        for (name, index) in [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)] {
+            let h = 1e-3f32;
+            let (mut plus, mut minus) = (params.clone(), params.clone());
+            plus.values.get_mut(name).unwrap()[index] += h;
+            minus.values.get_mut(name).unwrap()[index] -= h;
+            let numeric = (loss(&plus) - loss(&minus)) / (2.0 * f64::from(h));
+            let analytic = f64::from(grads[name][index]);
+            assert!((numeric - analytic).abs() <= 2e-3 * (1.0 + numeric.abs()), "{name}[{index}]: {analytic} vs {numeric}");
+            checked += usize::from(analytic != 0.0);
+        }
+        assert!(checked >= 3, "most checked gradients should be non-zero");
+    }
+
+    #[test]
+    fn logits_agree_with_the_loss() {
+        let params = init(16, 5);
+        let batch = sample();
+        let o = logits(&params, &batch);
+        let expected: f64 = o
+            .iter()
+            .zip(&batch.targets)
+            .map(|(o, t)| f64::from((1.0 / (1.0 + (-o).exp()) - t).powi(2)))
+            .sum::<f64>()
+            / batch.len() as f64;
+        assert!((loss_and_gradients(&params, &batch).0 - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn opponent_view_is_an_involution_that_swaps_colours() {
+        for f in 0..PERSPECTIVE_FEATURES as u16 {
+            assert_eq!(opponent_view(opponent_view(f)), f);
+            assert_eq!(f < 384, opponent_view(f) >= 384);
+        }
+    }
+}
