@@ -315,8 +315,8 @@ mod tests {
     use crate::arch::Activation;
 
     fn tiny() -> Model {
-        let stacks = vec![StackSpec::new("value", &[773, 4, 1], Activation::ClippedRelu)];
-        let card = ModelCard::new(ModelKind::Value, stacks.clone());
+        let stacks = vec![StackSpec::new("encoder", &[773, 4, 1], Activation::Relu)];
+        let card = ModelCard::new(ModelKind::Pos2vec, stacks.clone());
         let tensors = stacks[0]
             .tensors()
             .into_iter()
@@ -333,9 +333,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let model = tiny();
         model.save(dir.path()).unwrap();
-        let back = Model::load(dir.path(), ModelKind::Value).unwrap();
+        let back = Model::load(dir.path(), ModelKind::Pos2vec).unwrap();
         assert_eq!(back, model);
-        let layer = back.layer("value", 1).unwrap();
+        let layer = back.layer("encoder", 1).unwrap();
         assert_eq!((layer.inputs, layer.outputs, layer.weight.len()), (4, 1, 4));
     }
 
@@ -346,22 +346,22 @@ mod tests {
         let mut card = model.card.clone();
         card.stacks[0].layers = vec![773, 8, 1];
         let json = serde_json::to_vec(&card).unwrap();
-        let err = Model::from_bytes(&json, &weights, "m/value").unwrap_err().to_string();
-        assert!(err.contains("value.0.weight") && err.contains("[773, 8]") && err.contains("[773, 4]"), "{err}");
+        let err = Model::from_bytes(&json, &weights, "m/pos2vec").unwrap_err().to_string();
+        assert!(err.contains("encoder.0.weight") && err.contains("[773, 8]") && err.contains("[773, 4]"), "{err}");
 
         let st = SafeTensors::deserialize(&weights).unwrap();
-        let partial = safetensors::serialize(st.tensors().into_iter().filter(|(n, _)| n != "value.1.bias"), None);
+        let partial = safetensors::serialize(st.tensors().into_iter().filter(|(n, _)| n != "encoder.1.bias"), None);
         let json = serde_json::to_vec(&model.card).unwrap();
-        let err = Model::from_bytes(&json, &partial.unwrap(), "m/value").unwrap_err().to_string();
-        assert!(err.contains("missing tensor `value.1.bias`") && err.contains("[1]"), "{err}");
+        let err = Model::from_bytes(&json, &partial.unwrap(), "m/pos2vec").unwrap_err().to_string();
+        assert!(err.contains("missing tensor `encoder.1.bias`") && err.contains("[1]"), "{err}");
         let mut tensors = model.tensors.clone();
-        tensors.remove("value.0.bias");
+        tensors.remove("encoder.0.bias");
         let err = Model::new(model.card.clone(), tensors).unwrap_err().to_string();
-        assert!(err.contains("missing tensor `value.0.bias`"), "{err}");
+        assert!(err.contains("missing tensor `encoder.0.bias`"), "{err}");
 
-        let err = Model::from_bytes(b"{", &weights, "m/value").unwrap_err().to_string();
-        assert!(err.contains("m/value.json"), "{err}");
-        let err = Model::from_bytes(&json, &weights[..weights.len() - 3], "m/value").unwrap_err().to_string();
-        assert!(err.contains("m/value.safetensors"), "{err}");
+        let err = Model::from_bytes(b"{", &weights, "m/pos2vec").unwrap_err().to_string();
+        assert!(err.contains("m/pos2vec.json"), "{err}");
+        let err = Model::from_bytes(&json, &weights[..weights.len() - 3], "m/pos2vec").unwrap_err().to_string();
+        assert!(err.contains("m/pos2vec.safetensors"), "{err}");
     }
 }

@@ -1,9 +1,11 @@
 //! `deepchess bench train`: siamese-comparator training throughput (pairs per second)
 //! on the CPU, with the sparse first layer and, for reference in the same run, with the
-//! first layer as a dense matrix product in burn.
+//! first layer as a dense matrix product in burn; `deepchess bench train-value`: the
+//! evaluation net's training throughput (positions per second).
 
 use std::time::Instant;
 
+use deepchess_core::features::{PERSPECTIVE_FEATURES, SIDE_TO_MOVE};
 use deepchess_core::{FEATURE_COUNT, ModelKind, SparseFeatures};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -15,6 +17,7 @@ use crate::nn::adam::Adam;
 use crate::nn::graph::Input;
 use crate::nn::loss::cross_entropy;
 use crate::nn::params::Params;
+use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
 use crate::nn::sparse::SparseBatch;
 use crate::run::step;
 use crate::trainers::comparator;
@@ -100,4 +103,37 @@ pub fn bench_train_report(batch: usize, batches: usize, device: DeviceChoice) ->
     let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
     out += &format!("pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n", sparse / dense);
     Ok(out)
+}
+
+/// Times `batches` training steps of the evaluation net of width `width` on `batch`
+/// positions each (after one warm-up step): forward pass, gradients, AdamW update and
+/// clipping, as `deepchess train value` runs them. Returns positions per second.
+pub fn bench_train_value(width: usize, batch: usize, batches: usize) -> f64 {
+    let positions = random_positions(batch * 4, 11);
+    let batches_in_memory: Vec<PerspectiveBatch> = positions
+        .chunks(batch)
+        .map(|chunk| {
+            let mut b = PerspectiveBatch::new();
+            for (k, f) in chunk.iter().enumerate() {
+                let black = f.as_slice().binary_search(&(SIDE_TO_MOVE as u16)).is_ok();
+                let pieces = f.as_slice().iter().copied().filter(|&i| usize::from(i) < PERSPECTIVE_FEATURES);
+                let turn = if black { shakmaty::Color::Black } else { shakmaty::Color::White };
+                b.push(&side_to_move_view(pieces, turn), (k % 3) as f32 / 2.0);
+            }
+            b
+        })
+        .collect();
+    let mut params = perspective::init(width, 0);
+    let mut adam = Adam::default();
+    let mut timed = 0.0;
+    for b in 0..=batches {
+        let t = Instant::now();
+        let (_, grads) = perspective::loss_and_gradients(&params, &batches_in_memory[b % 4]);
+        adam.update_with_weight_decay(&mut params, &grads, 1e-3, 0.01);
+        perspective::clip(&mut params);
+        if b > 0 {
+            timed += t.elapsed().as_secs_f64();
+        }
+    }
+    (batch * batches) as f64 / timed.max(1e-9)
 }

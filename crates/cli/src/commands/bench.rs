@@ -49,6 +49,19 @@ enum BenchMode {
         #[arg(long, default_value_t = DeviceChoice::Cpu)]
         device: DeviceChoice,
     },
+    /// Evaluation-net training throughput (positions/s: forward, gradients, AdamW), to
+    /// compare with `benches/value_train.py` (PyTorch) run right before or after.
+    TrainValue {
+        /// Positions per training step.
+        #[arg(long, default_value_t = 16_384)]
+        batch: usize,
+        /// Timed training steps (after one warm-up step).
+        #[arg(long, default_value_t = 20)]
+        batches: usize,
+        /// Width of the feature transformer.
+        #[arg(long, default_value_t = deepchess_core::arch::VALUE_FT_WIDTH)]
+        width: usize,
+    },
 }
 
 /// Options of the search bench.
@@ -71,6 +84,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchMode::Train { batch, batches, device } => {
             anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
             print!("{}", deepchess_train::bench::bench_train_report(batch, batches, device)?);
+        }
+        BenchMode::TrainValue { batch, batches, width } => {
+            anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
+            anyhow::ensure!(width > 0 && width % 16 == 0, "--width must be a positive multiple of 16, got {width}");
+            let rate = deepchess_train::bench::bench_train_value(width, batch, batches);
+            println!("positions_per_second={rate:.0} width={width} batch={batch} batches={batches}");
         }
         BenchMode::Search(SearchBenchArgs { depth, options }) => {
             let mut engine = Engine::new(networks()?);
