@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
 
-use crate::game::{GameRecord, GameResult, GameSettings, Termination, play_game};
+use crate::game::{GameEnd, GameRecord, GameResult, GameSettings, Termination, play_game};
 use crate::openings::Opening;
-use crate::uci::{Engine, EngineCommand};
+use crate::uci::{EngineCommand, EngineProcess};
 
 /// One game of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub fn run_match(
             let sender = sender.clone();
             let (next, games, openings) = (&next, &games, &openings);
             scope.spawn(move || {
-                let mut engines: Vec<Option<Engine>> = settings.players.iter().map(|_| None).collect();
+                let mut engines: Vec<Option<EngineProcess>> = settings.players.iter().map(|_| None).collect();
                 while let Some(pairing) = games.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let record = play_pairing(settings, *pairing, &openings[pairing.opening], &mut engines, &mut |w| {
                         let _ = sender.send(Event::Warning(w));
@@ -122,30 +122,23 @@ fn play_pairing(
     settings: &MatchSettings,
     pairing: Pairing,
     opening: &Opening,
-    engines: &mut [Option<Engine>],
+    engines: &mut [Option<EngineProcess>],
     warn: &mut dyn FnMut(String),
 ) -> GameRecord {
     for (side, index) in [pairing.white, pairing.black].into_iter().enumerate() {
         if engines[index].is_some() {
             continue;
         }
-        match Engine::start(&settings.players[index], settings.game.handshake_timeout) {
+        match EngineProcess::start(&settings.players[index], settings.game.handshake_timeout) {
             Ok((engine, warnings)) => {
                 warnings.into_iter().for_each(&mut *warn);
                 engines[index] = Some(engine);
             }
             Err(e) => {
                 let loser = if side == 0 { shakmaty::Color::White } else { shakmaty::Color::Black };
-                return GameRecord {
-                    white: settings.players[pairing.white].name.clone(),
-                    black: settings.players[pairing.black].name.clone(),
-                    start_fen: opening.fen().to_owned(),
-                    moves: Vec::new(),
-                    result: GameResult::loss_of(loser),
-                    termination: Termination::Abandoned,
-                    reason: e.to_string(),
-                    failed: Some(loser),
-                };
+                let end = GameEnd::new(GameResult::loss_of(loser), Termination::Abandoned, e.to_string(), Some(loser));
+                let (white, black) = (&settings.players[pairing.white].name, &settings.players[pairing.black].name);
+                return GameRecord::new(white, black, opening, Vec::new(), end);
             }
         }
     }
@@ -154,7 +147,7 @@ fn play_pairing(
     let (a, b) = (left[low].as_mut().expect("started above"), right[0].as_mut().expect("started above"));
     let pair = if pairing.white < pairing.black { [a, b] } else { [b, a] };
     let record = play_game(pair, opening, &settings.game);
-    if let Some(side) = record.failed {
+    if let Some(side) = record.end.failed {
         let index = if side == shakmaty::Color::White { pairing.white } else { pairing.black };
         engines[index] = None;
     }

@@ -169,7 +169,7 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
     bar.set_style(ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}").expect("valid template").progress_chars("=> "));
     let mut tally: Vec<deepchess_arena::elo::Record> = vec![Default::default(); names.len()];
     let on_game = |g: &deepchess_arena::tournament::FinishedGame, done: usize| {
-        let sign = g.record.result.white_sign();
+        let sign = g.record.end.result.white_sign();
         tally[g.pairing.white].add(sign);
         tally[g.pairing.black].add(-sign);
         let line = format!(
@@ -177,8 +177,8 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
             g.pairing.round,
             g.record.white,
             g.record.black,
-            g.record.result.pgn(),
-            g.record.reason,
+            g.record.end.result.pgn(),
+            g.record.end.reason,
             g.record.moves.len()
         );
         bar.suspend(|| eprintln!("{line}"));
