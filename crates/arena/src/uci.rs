@@ -18,6 +18,13 @@ pub struct EngineCommand {
     pub options: Vec<(String, String)>,
 }
 
+impl EngineCommand {
+    /// The program and arguments as a shell would read them back (for messages).
+    pub fn command_line(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str)).unwrap_or_else(|_| self.argv.join(" "))
+    }
+}
+
 /// Why an engine could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
