@@ -199,9 +199,10 @@ fn logging_engine(mode: &str, script: &str, log: &std::path::Path) -> String {
 fn sprt_accepts_h1_and_stops_with_fixed_nodes_for_both() {
     let dir = tempfile::tempdir().unwrap();
     let (pgn, log_a, log_b) = (dir.path().join("sprt.pgn"), dir.path().join("a.log"), dir.path().join("b.log"));
-    // B answers every `go` with an illegal move, so A wins every game with either colour.
-    let a = format!("name=A,cmd=\"{}\"", logging_engine("script", FOOLS_MATE, &log_a));
-    let b = format!("name=B,cmd=\"{}\"", logging_engine("illegal", "x", &log_b));
+    // A mates with either colour (1. e4 f6 2. d4 g5 3. Qh5# as White, fool's mate as Black):
+    // the scripts hold A's and B's moves by ply for both colours.
+    let a = format!("name=A,cmd=\"{}\"", logging_engine("script", "e2e4,e7e5,d2d4,d8h4,d1h5", &log_a));
+    let b = format!("name=B,cmd=\"{}\"", logging_engine("script", "f2f3,f7f6,g2g4,g7g5", &log_b));
     let out = deepchess(&[
         "match", "--engine", &a, "--engine", &b, "--nodes", "7", "--games", "200", "--sprt", "elo0=0,elo1=100,alpha=0.05,beta=0.05",
         "--pgn-out", pgn.to_str().unwrap(),
@@ -215,7 +216,9 @@ fn sprt_accepts_h1_and_stops_with_fixed_nodes_for_both() {
     assert!(stdout.contains("pentanomial [LL, LD, DD+WL, WD, WW]: [0, 0, 0, 0, 10] (10 pairs)"), "{stdout}");
     assert!(stdout.contains("W/D/L 20/0/0 (20 games), Elo +"), "{stdout}");
     assert!(stdout.contains("LOS 100.0%"), "{stdout}");
-    assert_eq!(read_pgn(&pgn).len(), 20, "no game after the decision");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 20, "no game after the decision");
+    assert!(games.iter().all(|g| g.checkmate), "{games:?}");
     for log in [&log_a, &log_b] {
         let text = std::fs::read_to_string(log).unwrap();
         let go: Vec<&str> = text.lines().filter(|l| l.starts_with("go")).collect();
@@ -267,11 +270,12 @@ fn shuffled_openings_follow_the_seed_and_pairs_share_them() {
     let (epd, pgn) = (dir.path().join("o.epd"), dir.path().join("shuffled.pgn"));
     let fens = ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1", "4k3/8/8/8/8/8/1P6/4K3 w - - 0 1"];
     std::fs::write(&epd, fens.join("\n")).unwrap();
-    // Both engines play the illegal a4a5: White loses at once, which is all this test needs.
-    let engine = fake_engine("illegal", "");
+    // Each side moves its king once, then the move limit draws the game.
+    let engine = fake_engine("script", "e1f1,e8f8");
     let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
     let order = |extra: &[&str]| {
-        let mut args = vec!["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--games", "8", "--openings", epd.to_str().unwrap()];
+        let mut args = vec!["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--max-moves", "1", "--games", "8"];
+        args.extend(["--openings", epd.to_str().unwrap()]);
         args.extend(["--pgn-out", pgn.to_str().unwrap(), "--force"]);
         args.extend(extra);
         let out = deepchess(&args);
