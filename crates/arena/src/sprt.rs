@@ -437,7 +437,8 @@ impl fmt::Display for SprtReport {
         writeln!(f, "LLR {:.2} [{:.2}, {:.2}]: {verdict}", self.llr, self.lower_bound, self.upper_bound)?;
         write!(f, "pentanomial [LL, LD, DD+WL, WD, WW]: [{ll}, {ld}, {dd_wl}, {wd}, {ww}] ({} pairs", self.pentanomial.pairs())?;
         if self.unpaired_games > 0 {
-            write!(f, ", {} unpaired games left out", self.unpaired_games)?;
+            let plural = if self.unpaired_games == 1 { "" } else { "s" };
+            write!(f, ", {} unpaired game{plural} left out", self.unpaired_games)?;
         }
         writeln!(f, ")")?;
         write!(f, "W/D/L {}/{}/{} ({} games)", r.wins, r.draws, r.losses, r.games())?;
