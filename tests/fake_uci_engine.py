@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """A scripted UCI engine for the tests of `deepchess sts` and `deepchess match`.
 
-Usage: fake_uci_engine.py MODE [ARG]
+Usage: fake_uci_engine.py MODE [ARG [LOG]]
   script MOVES  plays MOVES[n] (comma-separated UCI moves) when n moves have been played
   table FILE    FILE has lines "FEN|ACTION"; plays ACTION for that position (first 4 FEN fields)
   crash         exits with status 3 at the first `go`
   hang          never answers `go` (sleeps)
   illegal       answers every `go` with the illegal move a4a5
   silent        never finishes the `uci` handshake
-An ACTION is a UCI move, `crash` or `hang`.
+An ACTION is a UCI move, `crash` or `hang`. With LOG, every command received is appended
+to that file.
 """
 import sys
 import time
 
 mode = sys.argv[1]
 arg = sys.argv[2] if len(sys.argv) > 2 else ""
+log = open(sys.argv[3], "a") if len(sys.argv) > 3 else None
 table = {}
 if mode == "table":
     with open(arg) as f:
@@ -40,6 +42,9 @@ def action():
 
 
 for line in sys.stdin:
+    if log:
+        log.write(line)
+        log.flush()
     words = line.split()
     if not words:
         continue

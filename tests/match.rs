@@ -1,7 +1,9 @@
 //! `deepchess match` end to end with scripted fake engines: games end by the rules and by
 //! the move limit, the PGN reads back with pgn-reader and replays legally, counts agree,
-//! and engines that crash, hang or play an illegal move lose their games while the match
-//! goes on. Where Stockfish and Glaurung are installed, a short real match too.
+//! engines that crash, hang or play an illegal move lose their games while the match goes
+//! on, an engine that cannot start stops the match before it begins, SPRT tests stop at
+//! their decision, `--nodes` reaches both engines, and a seed fixes the shuffled opening
+//! order. Where Stockfish and Glaurung are installed, a short real match too.
 
 mod common;
 
@@ -186,6 +188,130 @@ fn crashing_hanging_and_illegal_engines_lose_and_the_match_goes_on() {
     let text = std::fs::read_to_string(&pgn).unwrap();
     assert!(text.contains("engine Crash crashed") && text.contains("engine Hang did not answer"), "{text}");
     assert!(text.contains("Illegal played the illegal move \"a4a5\""), "{text}");
+}
+
+/// The fake engine playing `script`, appending every command it receives to `log`.
+fn logging_engine(mode: &str, script: &str, log: &std::path::Path) -> String {
+    format!("{} '{}'", fake_engine(mode, script), log.display())
+}
+
+#[test]
+fn sprt_accepts_h1_and_stops_with_fixed_nodes_for_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pgn, log_a, log_b) = (dir.path().join("sprt.pgn"), dir.path().join("a.log"), dir.path().join("b.log"));
+    // A mates with either colour (1. e4 f6 2. d4 g5 3. Qh5# as White, fool's mate as Black):
+    // the scripts hold A's and B's moves by ply for both colours.
+    let a = format!("name=A,cmd=\"{}\"", logging_engine("script", "e2e4,e7e5,d2d4,d8h4,d1h5", &log_a));
+    let b = format!("name=B,cmd=\"{}\"", logging_engine("script", "f2f3,f7f6,g2g4,g7g5", &log_b));
+    let out = deepchess(&[
+        "match", "--engine", &a, "--engine", &b, "--nodes", "7", "--games", "200", "--sprt", "elo0=0,elo1=100,alpha=0.05,beta=0.05",
+        "--pgn-out", pgn.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Ten won pairs reach ln(0.95/0.05) = 2.94 in normalized Elo (nine give 2.68; fishtest's
+    // LLR_normalized, see crates/arena/src/sprt.rs); the match stops there, one game at a time.
+    assert!(stdout.contains("A vs B: SPRT H0 0 vs H1 100 (normalized Elo), alpha 0.05, beta 0.05"), "{stdout}");
+    assert!(stdout.contains("[-2.94, 2.94]: H1 accepted after 10 pairs"), "{stdout}");
+    assert!(stdout.contains("pentanomial [LL, LD, DD+WL, WD, WW]: [0, 0, 0, 0, 10] (10 pairs)"), "{stdout}");
+    assert!(stdout.contains("W/D/L 20/0/0 (20 games), Elo +"), "{stdout}");
+    assert!(stdout.contains("LOS 100.0%"), "{stdout}");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 20, "no game after the decision");
+    assert!(games.iter().all(|g| g.checkmate), "{games:?}");
+    for log in [&log_a, &log_b] {
+        let text = std::fs::read_to_string(log).unwrap();
+        let go: Vec<&str> = text.lines().filter(|l| l.starts_with("go")).collect();
+        assert!(!go.is_empty() && go.iter().all(|l| *l == "go nodes 7"), "{}: {go:?}", log.display());
+    }
+}
+
+#[test]
+fn sprt_accepts_h0_with_games_in_flight_and_an_odd_cap() {
+    // Black mates in every game: each pair is a win and a loss, evidence of equal strength.
+    let engine = fake_engine("script", FOOLS_MATE);
+    let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
+    let out = deepchess(&[
+        "match", "--engine", &a, "--engine", &b, "--movetime", "20", "--games", "41", "--concurrency", "2", "--sprt",
+        "elo0=0,elo1=100,model=logistic",
+    ]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--games 41 is odd"), "{stderr}");
+    // Nine such pairs take the logistic LLR to -2.95 (fishtest's LLR_logistic).
+    assert!(stdout.contains("H0 accepted after 9 pairs"), "{stdout}");
+    let games = stderr.lines().filter(|l| l.starts_with("game ")).count();
+    assert!((18..=20).contains(&games), "the decision stops new games; the other worker's game is finished: {games}\n{stderr}");
+    assert!(stdout.contains(&format!("({games} games)")), "{stdout}");
+}
+
+#[test]
+fn an_engine_that_cannot_start_aborts_the_match() {
+    let good = format!("name=Good,cmd=\"{}\"", fake_engine("script", FOOLS_MATE));
+    let started = std::time::Instant::now();
+    let out = deepchess(&["match", "--engine", &good, "--engine", "name=Ghost,cmd=\"/nonexistent/engine --flag\"", "--nodes", "1", "--games", "10"]);
+    let stderr = texts(&out).1;
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("the match cannot begin: engine Ghost: cannot start `/nonexistent/engine`"), "{stderr}");
+    assert!(stderr.contains("(command: /nonexistent/engine --flag)"), "{stderr}");
+    assert!(!stderr.lines().any(|l| l.starts_with("game ")), "no game is played:\n{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "at once");
+
+    let silent = format!("name=Silent,cmd=\"{}\"", fake_engine("silent", ""));
+    let out = deepchess(&["match", "--engine", &good, "--engine", &silent, "--nodes", "1", "--hang-timeout-s", "1"]);
+    let stderr = texts(&out).1;
+    assert!(!out.status.success() && stderr.contains("engine Silent did not answer to `uci` (handshake)"), "{stderr}");
+    assert!(stderr.contains("fake_uci_engine.py silent"), "the command is named:\n{stderr}");
+}
+
+#[test]
+fn shuffled_openings_follow_the_seed_and_pairs_share_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (epd, pgn) = (dir.path().join("o.epd"), dir.path().join("shuffled.pgn"));
+    let fens = ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1", "4k3/8/8/8/8/8/1P6/4K3 w - - 0 1"];
+    std::fs::write(&epd, fens.join("\n")).unwrap();
+    // Each side moves its king once, then the move limit draws the game.
+    let engine = fake_engine("script", "e1f1,e8f8");
+    let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
+    let order = |extra: &[&str]| {
+        let mut args = vec!["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--max-moves", "1", "--games", "8"];
+        args.extend(["--openings", epd.to_str().unwrap()]);
+        args.extend(["--pgn-out", pgn.to_str().unwrap(), "--force"]);
+        args.extend(extra);
+        let out = deepchess(&args);
+        assert!(out.status.success(), "{}", texts(&out).1);
+        read_pgn(&pgn).iter().map(|g| g.tag("FEN").to_owned()).collect::<Vec<_>>()
+    };
+    let in_order = order(&[]);
+    assert_eq!(in_order, fens.iter().flat_map(|f| [f.to_string(), f.to_string()]).collect::<Vec<_>>());
+    let shuffled = order(&["--shuffle-openings", "--seed", "3"]);
+    assert_eq!(shuffled, order(&["--shuffle-openings", "--seed", "3"]), "a seed names an order");
+    assert_ne!(shuffled, in_order);
+    assert!(shuffled.chunks(2).all(|pair| pair[0] == pair[1]), "both games of a pair play one opening: {shuffled:?}");
+    let mut sorted = shuffled.clone();
+    sorted.sort();
+    let mut expected = in_order.clone();
+    expected.sort();
+    assert_eq!(sorted, expected, "every opening once per pair");
+    let out = deepchess(&["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--seed", "3"]);
+    assert!(!out.status.success() && texts(&out).1.contains("--shuffle-openings"), "a seed without shuffling is refused");
+}
+
+#[test]
+fn bad_sprt_settings_are_refused_by_name() {
+    let engine = fake_engine("script", FOOLS_MATE);
+    let players: Vec<String> = ["A", "B", "C"].iter().map(|n| format!("name={n},cmd=\"{engine}\"")).collect();
+    let run = |sprt: &str, n: usize| {
+        let mut args = vec!["match", "--nodes", "1", "--sprt", sprt];
+        for p in &players[..n] {
+            args.extend(["--engine", p.as_str()]);
+        }
+        texts(&deepchess(&args)).1
+    };
+    let stderr = run("elo0=5,elo1=0", 2);
+    assert!(stderr.contains("--sprt") && stderr.contains("elo0 (5) must be less than elo1 (0)"), "{stderr}");
+    assert!(run("elo0=0,elo1=5,alpha=2", 2).contains("alpha must lie between 0 and 1"));
+    assert!(run("elo0=0,elo1=5", 3).contains("--sprt: a test is between two players, got 3"));
 }
 
 #[test]

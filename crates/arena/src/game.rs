@@ -13,7 +13,7 @@ use shakmaty::{Chess, Color, EnPassantMode, Position};
 
 use crate::limits::TimeControl;
 use crate::openings::{Opening, parse_fen};
-use crate::uci::{Engine, EngineError, Score};
+use crate::uci::{EngineError, EngineProcess, Score};
 
 /// Resignation adjudication: a side whose own score stayed at or below `-score_cp` for
 /// `moves` consecutive moves loses.
@@ -149,6 +149,36 @@ pub struct MoveRecord {
     pub clock: Option<Duration>,
 }
 
+/// How a game ended: every way out of [`play_game`] builds one with [`GameEnd::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameEnd {
+    /// The result.
+    pub result: GameResult,
+    /// How it ended.
+    pub termination: Termination,
+    /// Why it ended, in words (`checkmate`, `engine B crashed ...`).
+    pub reason: String,
+    /// The engine that failed (crash, hang, illegal move), to be restarted.
+    pub failed: Option<Color>,
+}
+
+impl GameEnd {
+    /// An ending with its result, PGN termination, reason and the engine at fault, if any.
+    pub fn new(result: GameResult, termination: Termination, reason: impl Into<String>, failed: Option<Color>) -> GameEnd {
+        GameEnd { result, termination, reason: reason.into(), failed }
+    }
+
+    /// `side` loses because its engine failed: a time forfeit when it did not answer in
+    /// time, abandoned otherwise; the engine is to be restarted.
+    pub fn engine_failure(side: Color, error: &EngineError) -> GameEnd {
+        let termination = match error {
+            EngineError::Timeout { .. } => Termination::TimeForfeit,
+            _ => Termination::Abandoned,
+        };
+        GameEnd::new(GameResult::loss_of(side), termination, error.to_string(), Some(side))
+    }
+}
+
 /// A finished game.
 #[derive(Clone, Debug)]
 pub struct GameRecord {
@@ -160,14 +190,22 @@ pub struct GameRecord {
     pub start_fen: String,
     /// Every move, opening moves first.
     pub moves: Vec<MoveRecord>,
-    /// The result.
-    pub result: GameResult,
     /// How it ended.
-    pub termination: Termination,
-    /// Why it ended, in words (`checkmate`, `engine B crashed ...`).
-    pub reason: String,
-    /// The engine that failed (crash, hang, illegal move), to be restarted.
-    pub failed: Option<Color>,
+    pub end: GameEnd,
+}
+
+impl GameRecord {
+    /// The record of a game between `white` and `black` from `opening` that ended as `end`
+    /// after `moves`.
+    pub fn new(white: &str, black: &str, opening: &Opening, moves: Vec<MoveRecord>, end: GameEnd) -> GameRecord {
+        GameRecord {
+            white: white.to_owned(),
+            black: black.to_owned(),
+            start_fen: opening.fen().to_owned(),
+            moves,
+            end,
+        }
+    }
 }
 
 /// The state of a game in progress.
@@ -240,39 +278,25 @@ fn adjudicate(rules: &Adjudication, scores: &[(Color, Option<i32>)], fullmoves: 
 }
 
 /// Plays one game from `opening`. Engine failures lose the game for the failing side.
-pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSettings) -> GameRecord {
-    let [white, black] = engines;
-    let mut record = GameRecord {
-        white: white.name().to_owned(),
-        black: black.name().to_owned(),
-        start_fen: opening.fen().to_owned(),
-        moves: Vec::new(),
-        result: GameResult::Draw,
-        termination: Termination::Normal,
-        reason: String::new(),
-        failed: None,
-    };
-    let mut engines = [white, black];
-    let forfeit = |record: &mut GameRecord, side: Color, error: &EngineError| {
-        record.result = GameResult::loss_of(side);
-        record.termination = match error {
-            EngineError::Timeout { .. } => Termination::TimeForfeit,
-            _ => Termination::Abandoned,
-        };
-        record.reason = error.to_string();
-        record.failed = Some(side);
-    };
+pub fn play_game(engines: [&mut EngineProcess; 2], opening: &Opening, settings: &GameSettings) -> GameRecord {
+    let (white, black) = (engines[0].name().to_owned(), engines[1].name().to_owned());
+    let mut moves = Vec::new();
+    let end = play_moves(engines, opening, settings, &mut moves);
+    GameRecord::new(&white, &black, opening, moves, end)
+}
+
+/// Plays the game into `moves` until it ends, and says how it ended.
+fn play_moves(mut engines: [&mut EngineProcess; 2], opening: &Opening, settings: &GameSettings, moves: &mut Vec<MoveRecord>) -> GameEnd {
     for side in [Color::White, Color::Black] {
         if let Err(e) = engines[slot(side)].new_game(settings.handshake_timeout) {
-            forfeit(&mut record, side, &e);
-            return record;
+            return GameEnd::engine_failure(side, &e);
         }
     }
     let start = parse_fen(opening.fen()).expect("an Opening is checked when made");
     let mut board = Board { history: vec![Board::key(&start)], position: start };
     for uci in opening.moves() {
         let san = board.play(uci).expect("an Opening is checked when made");
-        record.moves.push(MoveRecord {
+        moves.push(MoveRecord {
             uci: uci.clone(),
             san,
             book: true,
@@ -287,44 +311,34 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
     let mut played: Vec<String> = opening.moves().to_vec();
     loop {
         if let Some((result, reason)) = board.rule_ending() {
-            record.result = result;
-            record.reason = reason.to_owned();
-            return record;
+            return GameEnd::new(result, Termination::Normal, reason, None);
         }
         if let Some((result, reason)) = adjudicate(&settings.adjudication, &scores, board.position.fullmoves().get()) {
-            (record.result, record.termination, record.reason) = (result, Termination::Adjudication, reason);
-            return record;
+            return GameEnd::new(result, Termination::Adjudication, reason, None);
         }
         if let Some(max) = settings.adjudication.max_moves
-            && record.moves.len() as u32 >= 2 * max
+            && moves.len() as u32 >= 2 * max
         {
-            (record.result, record.termination) = (GameResult::Draw, Termination::Adjudication);
-            record.reason = format!("draw by move limit ({max} moves)");
-            return record;
+            return GameEnd::new(GameResult::Draw, Termination::Adjudication, format!("draw by move limit ({max} moves)"), None);
         }
         let side = board.position.turn();
         let engine = &mut engines[slot(side)];
         let wait = settings.tc.wait_limit(clocks[slot(side)], settings.margin, settings.hang_timeout);
-        let outcome = match engine.search(&record.start_fen, &played, &settings.tc.go_args(clocks), wait) {
+        let outcome = match engine.search(opening.fen(), &played, &settings.tc.go_args(clocks), wait) {
             Ok(o) => o,
-            Err(e) => {
-                forfeit(&mut record, side, &e);
-                return record;
-            }
+            Err(e) => return GameEnd::engine_failure(side, &e),
         };
         let clock = match settings.tc {
             TimeControl::Clock { increment, .. } => {
                 let left = clocks[slot(side)];
                 if outcome.elapsed > left + settings.margin {
-                    record.result = GameResult::loss_of(side);
-                    record.termination = Termination::TimeForfeit;
-                    record.reason = format!(
+                    let reason = format!(
                         "{} lost on time ({} ms used, {} ms left)",
                         engine.name(),
                         outcome.elapsed.as_millis(),
                         left.as_millis()
                     );
-                    return record;
+                    return GameEnd::new(GameResult::loss_of(side), Termination::TimeForfeit, reason, None);
                 }
                 clocks[slot(side)] = left.saturating_sub(outcome.elapsed) + increment;
                 Some(clocks[slot(side)])
@@ -332,16 +346,13 @@ pub fn play_game(engines: [&mut Engine; 2], opening: &Opening, settings: &GameSe
             _ => None,
         };
         let Some(san) = board.play(&outcome.best_move) else {
-            record.result = GameResult::loss_of(side);
-            record.termination = Termination::RulesInfraction;
-            record.reason = format!("{} played the illegal move \"{}\"", engine.name(), outcome.best_move);
-            record.failed = Some(side);
-            return record;
+            let reason = format!("{} played the illegal move \"{}\"", engine.name(), outcome.best_move);
+            return GameEnd::new(GameResult::loss_of(side), Termination::RulesInfraction, reason, Some(side));
         };
         scores.push((side, outcome.score.map(Score::as_cp)));
         let score_white = outcome.score.map(|s| if side == Color::White { s } else { s.flipped() });
         played.push(outcome.best_move.clone());
-        record.moves.push(MoveRecord {
+        moves.push(MoveRecord {
             uci: outcome.best_move,
             san,
             book: false,

@@ -1,7 +1,8 @@
 //! Evaluation tools of deepchess: EPD test suites with STS scoring, a robust UCI client for
 //! engine processes, engine-vs-engine matches with the rules of chess and adjudication,
-//! Elo statistics and PGN output. Engines are always separate processes, our own searches
-//! included (`deepchess uci`), so a crash or a hang costs a game, never the run.
+//! Elo statistics, the SPRT of engine testing and PGN output. Engines are always separate
+//! processes, our own searches included (`deepchess uci`), so a crash or a hang costs a
+//! game, never the run.
 
 pub mod elo;
 pub mod epd;
@@ -10,6 +11,7 @@ pub mod limits;
 pub mod openings;
 pub mod pgn;
 pub mod player;
+pub mod sprt;
 pub mod standings;
 pub mod suite;
 pub mod suite_runner;

@@ -55,6 +55,24 @@ impl Opening {
     }
 }
 
+/// Puts `openings` in a random order fixed by `seed` (Fisher–Yates with a SplitMix64
+/// stream; the modulo bias is below 2⁻⁴⁰ for any real book), so that a seed names an order
+/// across runs and machines.
+pub fn shuffle(openings: &mut [Opening], seed: u64) {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    for i in (1..openings.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        openings.swap(i, j);
+    }
+}
+
 /// Reads a FEN of a legal standard chess position.
 pub fn parse_fen(fen: &str) -> Result<Chess, String> {
     let parsed: Fen = fen.parse().map_err(|e| format!("FEN \"{fen}\": {e}"))?;
@@ -179,5 +197,25 @@ mod tests {
         assert_eq!(book.openings[0].moves(), ["e2e4", "e7e5", "g1f3"]);
         assert_eq!(book.openings[1].fen(), "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
         assert!(book.errors[0].message.contains("game 2") && book.errors[0].message.contains("Ke3"), "{:?}", book.errors);
+    }
+
+    #[test]
+    fn shuffles_are_seeded_permutations() {
+        let fens = ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1"];
+        let book: Vec<Opening> = (0..30).map(|i| Opening::new(fens[i % 3], Vec::new()).unwrap()).collect();
+        let order = |seed| {
+            let mut b = book.clone();
+            shuffle(&mut b, seed);
+            b
+        };
+        assert_eq!(order(7), order(7), "the same seed, the same order");
+        assert_ne!(order(7), order(8));
+        assert_ne!(order(7), book);
+        let count = |b: &[Opening], fen: &str| b.iter().filter(|o| o.fen() == fen).count();
+        assert!(fens.iter().all(|f| count(&order(7), f) == 10), "a permutation");
+        let mut one = vec![Opening::startpos()];
+        shuffle(&mut one, 1);
+        shuffle(&mut [], 1);
+        assert_eq!(one, [Opening::startpos()]);
     }
 }

@@ -55,7 +55,7 @@ pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String
     tag(&mut out, "Round", &round.to_string());
     tag(&mut out, "White", &game.white);
     tag(&mut out, "Black", &game.black);
-    tag(&mut out, "Result", game.result.pgn());
+    tag(&mut out, "Result", game.end.result.pgn());
     let standard = crate::openings::Opening::startpos();
     if game.start_fen != standard.fen() {
         tag(&mut out, "SetUp", "1");
@@ -63,7 +63,7 @@ pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String
     }
     tag(&mut out, "TimeControl", &header.tc.pgn_tag());
     tag(&mut out, "PlyCount", &game.moves.len().to_string());
-    tag(&mut out, "Termination", game.termination.pgn());
+    tag(&mut out, "Termination", game.end.termination.pgn());
     out.push('\n');
 
     let white_first = game.start_fen.split_whitespace().nth(1) != Some("b");
@@ -104,8 +104,8 @@ pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String
             fullmove += 1;
         }
     }
-    tokens.push(format!("{{{}}}", game.reason.replace('}', ")")));
-    tokens.push(game.result.pgn().to_owned());
+    tokens.push(format!("{{{}}}", game.end.reason.replace('}', ")")));
+    tokens.push(game.end.result.pgn().to_owned());
     let mut line_len = 0;
     for t in tokens {
         if line_len > 0 && line_len + 1 + t.len() > 79 {
@@ -125,7 +125,7 @@ pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{GameResult, MoveRecord, Termination};
+    use crate::game::{GameEnd, GameResult, MoveRecord, Termination};
 
     #[test]
     fn movetext_numbers_comments_and_tags() {
@@ -143,10 +143,7 @@ mod tests {
             black: "B".into(),
             start_fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
             moves: vec![mv("e7e5", "e5", true, None), mv("g1f3", "Nf3", false, Some(Score::Cp(35))), mv("b8c6", "Nc6", false, Some(Score::Mate(-4)))],
-            result: GameResult::Draw,
-            termination: Termination::Adjudication,
-            reason: "draw by move limit".into(),
-            failed: None,
+            end: GameEnd::new(GameResult::Draw, Termination::Adjudication, "draw by move limit", None),
         };
         let header = PgnHeader { event: "E".into(), site: "S".into(), date: "2026.01.01".into(), tc: TimeControl::Nodes(5) };
         let text = write_game(&header, 3, &game);

@@ -32,9 +32,9 @@ const TABLE_6_6: &str =
 /// A reason without its details: `engine X crashed ...` → `crash`.
 fn ending_kind(game: &FinishedGame) -> String {
     use crate::game::Termination::*;
-    match game.record.termination {
-        Normal => game.record.reason.clone(),
-        Adjudication => game.record.reason.split(" (").next().unwrap_or_default().to_owned(),
+    match game.record.end.termination {
+        Normal => game.record.end.reason.clone(),
+        Adjudication => game.record.end.reason.split(" (").next().unwrap_or_default().to_owned(),
         TimeForfeit => "time forfeit / no answer".into(),
         RulesInfraction => "illegal move".into(),
         Abandoned => "engine crash or failed start".into(),
@@ -52,7 +52,7 @@ impl Standings {
             endings: BTreeMap::new(),
         };
         for g in games {
-            let (w, b, sign) = (g.pairing.white, g.pairing.black, g.record.result.white_sign());
+            let (w, b, sign) = (g.pairing.white, g.pairing.black, g.record.end.result.white_sign());
             s.pair[w][b].add(sign);
             s.pair[b][w].add(-sign);
             s.as_white[w][b].add(sign);
@@ -148,7 +148,7 @@ impl Standings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::{GameRecord, GameResult, Termination};
+    use crate::game::{GameEnd, GameRecord, GameResult, Termination};
     use crate::tournament::Pairing;
 
     fn game(white: usize, black: usize, result: GameResult, termination: Termination, reason: &str) -> FinishedGame {
@@ -159,10 +159,7 @@ mod tests {
                 black: String::new(),
                 start_fen: String::new(),
                 moves: Vec::new(),
-                result,
-                termination,
-                reason: reason.into(),
-                failed: None,
+                end: GameEnd::new(result, termination, reason, None),
             },
         }
     }

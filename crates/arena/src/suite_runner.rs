@@ -9,7 +9,7 @@ use shakmaty::san::San;
 
 use crate::limits::TimeControl;
 use crate::suite::{PositionResult, SuitePosition};
-use crate::uci::{Engine, EngineCommand, EngineError};
+use crate::uci::{EngineCommand, EngineError, EngineProcess};
 
 /// Settings of a suite run.
 #[derive(Clone, Debug)]
@@ -46,7 +46,7 @@ pub fn run_suite(
     let workers = settings.concurrency.clamp(1, positions.len().max(1));
     let mut engines = Vec::with_capacity(workers);
     for i in 0..workers {
-        let (engine, warnings) = Engine::start(&settings.engine, settings.handshake_timeout)?;
+        let (engine, warnings) = EngineProcess::start(&settings.engine, settings.handshake_timeout)?;
         if i == 0 {
             warnings.into_iter().for_each(&mut on_warning);
         }
@@ -82,7 +82,7 @@ pub fn run_suite(
 
 /// Runs one position on `engine`, starting a new process when the slot is empty and
 /// emptying it when the engine failed.
-fn solve(settings: &SuiteSettings, position: &SuitePosition, engine: &mut Option<Engine>) -> PositionResult {
+fn solve(settings: &SuiteSettings, position: &SuitePosition, engine: &mut Option<EngineProcess>) -> PositionResult {
     let mut result = PositionResult {
         line: position.line,
         id: position.id.clone(),
@@ -99,7 +99,7 @@ fn solve(settings: &SuiteSettings, position: &SuitePosition, engine: &mut Option
         error: None,
     };
     if engine.is_none() {
-        match Engine::start(&settings.engine, settings.handshake_timeout) {
+        match EngineProcess::start(&settings.engine, settings.handshake_timeout) {
             Ok((e, _)) => *engine = Some(e),
             Err(e) => {
                 result.error = Some(e.to_string());

@@ -1,14 +1,15 @@
 //! Matches and round robins: the schedule (each opening twice, colours swapped, for every
 //! pair of players), several games at once, engine processes kept between games and
-//! restarted after a failure.
+//! restarted after a failure, and a match stopped early on request (a decided SPRT).
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
 
-use crate::game::{GameRecord, GameResult, GameSettings, Termination, play_game};
+use crate::game::{GameEnd, GameRecord, GameResult, GameSettings, Termination, play_game};
 use crate::openings::Opening;
-use crate::uci::{Engine, EngineCommand};
+use crate::uci::{EngineCommand, EngineError, EngineProcess};
 
 /// One game of the schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,58 +63,90 @@ pub struct MatchSettings {
     pub game: GameSettings,
 }
 
-enum Event {
-    Warning(String),
-    Game(Box<FinishedGame>),
+/// A player whose engine could not be started before the first game: the match does not
+/// begin.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (command: {command})")]
+pub struct StartError {
+    /// The command line that was run.
+    pub command: String,
+    /// Why it failed.
+    #[source]
+    pub source: EngineError,
 }
 
-/// Plays the whole schedule. `on_game` sees each game as it finishes (with the number
-/// finished so far); `on_warning` each distinct warning. Returns the games in schedule order.
+enum Event {
+    Warning(String),
+    /// A finished game, and where to say it has been counted.
+    Game(Box<FinishedGame>, Sender<()>),
+}
+
+/// Plays the schedule. Every player's engine is started once first, and any that cannot start
+/// (no such program, no handshake, a rejected option) aborts the match before a game is
+/// played. `on_game` sees each game as it finishes (with the number finished so far) and
+/// stops the match by returning `Break`: no new game starts (the worker that played it waits
+/// for the answer), and games in flight are finished and returned. `on_warning` sees each
+/// distinct warning. Returns the games in schedule order.
 pub fn run_match(
     settings: &MatchSettings,
-    mut on_game: impl FnMut(&FinishedGame, usize),
+    mut on_game: impl FnMut(&FinishedGame, usize) -> ControlFlow<()>,
     mut on_warning: impl FnMut(&str),
-) -> Vec<FinishedGame> {
+) -> Result<Vec<FinishedGame>, StartError> {
+    let mut warned = BTreeSet::new();
+    let mut warn_once = |w: String| {
+        if warned.insert(w.clone()) {
+            on_warning(&w);
+        }
+    };
+    let mut first_engines = Vec::with_capacity(settings.players.len());
+    for command in &settings.players {
+        let (engine, warnings) = EngineProcess::start(command, settings.game.handshake_timeout)
+            .map_err(|source| StartError { command: command.command_line(), source })?;
+        warnings.into_iter().for_each(&mut warn_once);
+        first_engines.push(Some(engine));
+    }
     let openings = if settings.openings.is_empty() { vec![Opening::startpos()] } else { settings.openings.clone() };
     let games = schedule(settings.players.len(), settings.games_per_pair, openings.len());
-    let next = AtomicUsize::new(0);
+    let workers = settings.concurrency.clamp(1, games.len().max(1));
+    let mut engine_sets: Vec<Vec<Option<EngineProcess>>> = vec![first_engines];
+    engine_sets.extend((1..workers).map(|_| settings.players.iter().map(|_| None).collect()));
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     let (sender, receiver) = channel();
     let mut finished: Vec<FinishedGame> = Vec::with_capacity(games.len());
     std::thread::scope(|scope| {
-        for _ in 0..settings.concurrency.clamp(1, games.len().max(1)) {
+        for mut engines in engine_sets {
             let sender = sender.clone();
-            let (next, games, openings) = (&next, &games, &openings);
+            let (next, stop, games, openings) = (&next, &stop, &games, &openings);
             scope.spawn(move || {
-                let mut engines: Vec<Option<Engine>> = settings.players.iter().map(|_| None).collect();
-                while let Some(pairing) = games.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let (counted, wait_counted) = channel();
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(pairing) = games.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                     let record = play_pairing(settings, *pairing, &openings[pairing.opening], &mut engines, &mut |w| {
                         let _ = sender.send(Event::Warning(w));
                     });
                     let game = FinishedGame { pairing: *pairing, record };
-                    if sender.send(Event::Game(Box::new(game))).is_err() {
+                    if sender.send(Event::Game(Box::new(game), counted.clone())).is_err() || wait_counted.recv().is_err() {
                         break;
                     }
                 }
             });
         }
         drop(sender);
-        let mut warned = BTreeSet::new();
         for event in receiver {
             match event {
-                Event::Warning(w) => {
-                    if warned.insert(w.clone()) {
-                        on_warning(&w);
-                    }
-                }
-                Event::Game(game) => {
+                Event::Warning(w) => warn_once(w),
+                Event::Game(game, counted) => {
                     finished.push(*game);
-                    on_game(finished.last().expect("just pushed"), finished.len());
+                    if on_game(finished.last().expect("just pushed"), finished.len()).is_break() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    let _ = counted.send(());
                 }
             }
         }
     });
     finished.sort_by_key(|g| g.pairing.round);
-    finished
+    Ok(finished)
 }
 
 /// Plays one scheduled game on this worker's engines, starting the ones it lacks and
@@ -122,30 +155,23 @@ fn play_pairing(
     settings: &MatchSettings,
     pairing: Pairing,
     opening: &Opening,
-    engines: &mut [Option<Engine>],
+    engines: &mut [Option<EngineProcess>],
     warn: &mut dyn FnMut(String),
 ) -> GameRecord {
     for (side, index) in [pairing.white, pairing.black].into_iter().enumerate() {
         if engines[index].is_some() {
             continue;
         }
-        match Engine::start(&settings.players[index], settings.game.handshake_timeout) {
+        match EngineProcess::start(&settings.players[index], settings.game.handshake_timeout) {
             Ok((engine, warnings)) => {
                 warnings.into_iter().for_each(&mut *warn);
                 engines[index] = Some(engine);
             }
             Err(e) => {
                 let loser = if side == 0 { shakmaty::Color::White } else { shakmaty::Color::Black };
-                return GameRecord {
-                    white: settings.players[pairing.white].name.clone(),
-                    black: settings.players[pairing.black].name.clone(),
-                    start_fen: opening.fen().to_owned(),
-                    moves: Vec::new(),
-                    result: GameResult::loss_of(loser),
-                    termination: Termination::Abandoned,
-                    reason: e.to_string(),
-                    failed: Some(loser),
-                };
+                let end = GameEnd::new(GameResult::loss_of(loser), Termination::Abandoned, e.to_string(), Some(loser));
+                let (white, black) = (&settings.players[pairing.white].name, &settings.players[pairing.black].name);
+                return GameRecord::new(white, black, opening, Vec::new(), end);
             }
         }
     }
@@ -154,7 +180,7 @@ fn play_pairing(
     let (a, b) = (left[low].as_mut().expect("started above"), right[0].as_mut().expect("started above"));
     let pair = if pairing.white < pairing.black { [a, b] } else { [b, a] };
     let record = play_game(pair, opening, &settings.game);
-    if let Some(side) = record.failed {
+    if let Some(side) = record.end.failed {
         let index = if side == shakmaty::Color::White { pairing.white } else { pairing.black };
         engines[index] = None;
     }

@@ -18,6 +18,13 @@ pub struct EngineCommand {
     pub options: Vec<(String, String)>,
 }
 
+impl EngineCommand {
+    /// The program and arguments as a shell would read them back (for messages).
+    pub fn command_line(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str)).unwrap_or_else(|_| self.argv.join(" "))
+    }
+}
+
 /// Why an engine could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -147,8 +154,9 @@ impl SearchOutcome {
     }
 }
 
-/// A running engine process.
-pub struct Engine {
+/// A running UCI engine process (the arena's side of the protocol; not the engine crate's
+/// `Engine`, which is a search).
+pub struct EngineProcess {
     name: String,
     child: Child,
     stdin: ChildStdin,
@@ -158,10 +166,10 @@ pub struct Engine {
     declared_options: Vec<String>,
 }
 
-impl Engine {
+impl EngineProcess {
     /// Starts the engine, runs the `uci` handshake and sends its options. Options the engine
     /// does not declare are skipped and returned as warnings.
-    pub fn start(command: &EngineCommand, handshake_timeout: Duration) -> Result<(Engine, Vec<String>), EngineError> {
+    pub fn start(command: &EngineCommand, handshake_timeout: Duration) -> Result<(EngineProcess, Vec<String>), EngineError> {
         let (program, args) = command.argv.split_first().ok_or_else(|| EngineError::Protocol {
             engine: command.name.clone(),
             message: "empty command".into(),
@@ -185,7 +193,7 @@ impl Engine {
             }
         });
         let mut engine =
-            Engine { name: command.name.clone(), child, stdin, lines, id_name: String::new(), declared_options: Vec::new() };
+            EngineProcess { name: command.name.clone(), child, stdin, lines, id_name: String::new(), declared_options: Vec::new() };
         engine.send("uci", "during the handshake")?;
         let deadline = Instant::now() + handshake_timeout;
         loop {
@@ -311,7 +319,7 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for EngineProcess {
     /// Asks the engine to quit, and kills it if it is still running shortly after.
     fn drop(&mut self) {
         let _ = writeln!(self.stdin, "quit").and_then(|()| self.stdin.flush());

@@ -28,7 +28,8 @@ pub struct BenchArgs {
 #[derive(clap::Subcommand)]
 enum BenchMode {
     /// Evaluation search over fixed positions to a fixed depth, one thread; prints a
-    /// deterministic node count (last line `nodes=<n> nps=<n>`).
+    /// deterministic node count as `nodes=<n> nps=<n>`, then as the last line `<n> nodes
+    /// <n> nps`, the form OpenBench's worker reads from `deepchess bench`.
     Search(SearchBenchArgs),
     /// Single-thread throughput of each network.
     Nn {
@@ -111,6 +112,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             });
             let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
             println!("nodes={nodes} nps={nps}");
+            // OpenBench reads the last line with `\d+\s+nodes` and `\d+\s+nps`; the line above
+            // would give it the node count as the speed.
+            println!("{nodes} nodes {nps} nps");
         }
         BenchMode::Nn { seconds } => {
             anyhow::ensure!(seconds.is_finite() && seconds > 0.0, "--seconds must be positive, got {seconds}");

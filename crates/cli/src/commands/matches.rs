@@ -1,14 +1,17 @@
-//! `deepchess match`: engine-vs-engine matches and round robins with Elo estimates and PGN.
+//! `deepchess match`: engine-vs-engine matches and round robins with Elo estimates and PGN,
+//! and SPRT tests between two engines.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use deepchess_arena::game::{Adjudication, DrawRule, GameSettings, ResignRule};
 use deepchess_arena::limits::TimeControl;
-use deepchess_arena::openings::{Opening, OpeningBook};
+use deepchess_arena::openings::{Opening, OpeningBook, shuffle};
 use deepchess_arena::pgn::{PgnHeader, today, write_game};
 use deepchess_arena::player::parse_player;
+use deepchess_arena::sprt::{SprtSettings, SprtTest};
 use deepchess_arena::standings::Standings;
 use deepchess_arena::tournament::{MatchSettings, run_match};
 use deepchess_core::atomic::{check_overwrite, write_atomic};
@@ -27,12 +30,23 @@ pub struct MatchArgs {
     /// played twice with colours swapped. Default: the standard start position.
     #[arg(long)]
     openings: Option<PathBuf>,
-    /// Skip this many openings of the file first.
+    /// Skip this many openings of the file first (after shuffling).
     #[arg(long, default_value_t = 0)]
     openings_offset: usize,
-    /// Games per pair of players.
+    /// Play the openings in a random order fixed by --seed instead of file order.
+    #[arg(long)]
+    shuffle_openings: bool,
+    /// Seed of --shuffle-openings.
+    #[arg(long, default_value_t = 0, requires = "shuffle_openings")]
+    seed: u64,
+    /// Games per pair of players (with --sprt, the most games played).
     #[arg(long, default_value_t = 2)]
     games: usize,
+    /// Sequential probability ratio test between the two players, stopping the match when
+    /// it decides: `elo0=0,elo1=10,alpha=0.05,beta=0.05[,model=normalized|logistic]`
+    /// (H0: the first player is elo0 stronger, H1: elo1; normalized Elo by default).
+    #[arg(long, value_name = "SPEC")]
+    sprt: Option<SprtSettings>,
     /// Time per move in milliseconds.
     #[arg(long, group = "limit")]
     movetime: Option<u64>,
@@ -108,7 +122,11 @@ impl MatchArgs {
         for e in &book.errors {
             eprintln!("warning: {}: {e} (skipped)", path.display());
         }
-        let openings: Vec<Opening> = book.openings.into_iter().skip(self.openings_offset).collect();
+        let mut openings = book.openings;
+        if self.shuffle_openings {
+            shuffle(&mut openings, self.seed);
+        }
+        let openings: Vec<Opening> = openings.into_iter().skip(self.openings_offset).collect();
         if openings.is_empty() {
             bail!("{}: no usable openings (after --openings-offset {})", path.display(), self.openings_offset);
         }
@@ -139,6 +157,9 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
             bail!("--engine: two players are named \"{name}\"; give them distinct name=...");
         }
     }
+    if args.sprt.is_some() && names.len() != 2 {
+        bail!("--sprt: a test is between two players, got {}", names.len());
+    }
     let tc = args.time_control()?;
     let settings = MatchSettings {
         players,
@@ -155,8 +176,9 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
     };
     let pairs = names.len() * (names.len() - 1) / 2;
     let total = pairs * args.games;
+    let order = if args.shuffle_openings { format!("shuffled with seed {}", args.seed) } else { "in file order".into() };
     eprintln!(
-        "{} players, {} games ({} per pair), {}, {} openings, {} at once",
+        "{} players, {} games ({} per pair), {}, {} openings {order}, {} at once",
         names.len(),
         total,
         args.games,
@@ -164,12 +186,19 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
         settings.openings.len(),
         args.concurrency
     );
+    let mut sprt = args.sprt.map(SprtTest::new);
+    if let Some(test) = &sprt {
+        eprintln!("SPRT {}, LLR bounds [{:.2}, {:.2}], at most {total} games", test.settings(), test.settings().lower_bound(), test.settings().upper_bound());
+        if total % 2 == 1 {
+            eprintln!("warning: --games {total} is odd: the last game has no partner and stays out of the SPRT");
+        }
+    }
 
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}").expect("valid template").progress_chars("=> "));
     let mut tally: Vec<deepchess_arena::elo::Record> = vec![Default::default(); names.len()];
     let on_game = |g: &deepchess_arena::tournament::FinishedGame, done: usize| {
-        let sign = g.record.result.white_sign();
+        let sign = g.record.end.result.white_sign();
         tally[g.pairing.white].add(sign);
         tally[g.pairing.black].add(-sign);
         let line = format!(
@@ -177,17 +206,27 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
             g.pairing.round,
             g.record.white,
             g.record.black,
-            g.record.result.pgn(),
-            g.record.reason,
+            g.record.end.result.pgn(),
+            g.record.end.reason,
             g.record.moves.len()
         );
         bar.suspend(|| eprintln!("{line}"));
-        let line: Vec<String> =
+        let mut line: Vec<String> =
             names.iter().zip(&tally).map(|(n, r)| format!("{n} +{}={}-{} {:.1}", r.wins, r.draws, r.losses, r.points())).collect();
+        let mut flow = ControlFlow::Continue(());
+        if let Some(test) = &mut sprt {
+            if let Some(verdict) = test.add(g) {
+                bar.suspend(|| eprintln!("SPRT: {verdict}; no new games start"));
+                flow = ControlFlow::Break(());
+            }
+            line.push(format!("LLR {:.2}", test.llr()));
+        }
         bar.set_message(line.join(" | "));
         bar.inc(1);
+        flow
     };
-    let games = run_match(&settings, on_game, |w| bar.suspend(|| eprintln!("warning: {w}")));
+    let games = run_match(&settings, on_game, |w| bar.suspend(|| eprintln!("warning: {w}")))
+        .context("the match cannot begin")?;
     bar.finish_and_clear();
 
     if let Some(path) = &args.pgn_out {
@@ -202,6 +241,9 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
         eprintln!("{} games written to {}", games.len(), path.display());
     }
     println!("{}", Standings::new(&names, &games).render());
+    if let Some(test) = &sprt {
+        println!("\n{} vs {}: {}", names[0], names[1], test.report());
+    }
     Ok(())
 }
 

@@ -1,0 +1,591 @@
+//! The sequential probability ratio test of engine testing as fishtest and fastchess run it:
+//! games are played in pairs (one opening, colours swapped), each pair scores 0, ½, 1, 1½ or
+//! 2 points (the pentanomial counts), and after every pair the generalised log-likelihood
+//! ratio (GSPRT) of H1 (Elo = elo1) against H0 (Elo = elo0) is compared with the bounds
+//! ln(β/(1−α)) and ln((1−β)/α).
+//!
+//! The LLR follows fishtest's `LLRcalc.py` and fastchess's `sprt.cpp`: empty counts are
+//! replaced by 0.001, and each hypothesis is represented by the maximum-likelihood
+//! distribution over the five pair scores under its constraint (M. Van den Bergh, "Comments
+//! on normalized Elo", proposition 1.1 for a given mean score, section 4.1 for a given
+//! t-value). The bounds are in normalised Elo by default (fastchess's default `model`,
+//! fishtest's current one) or in logistic Elo.
+
+use std::collections::BTreeMap;
+use std::f64::consts::{LN_10, SQRT_2};
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::elo::{EloEstimate, Record, elo_from_score};
+use crate::tournament::FinishedGame;
+
+/// The score of a game pair per game: 0 (two losses), ¼, ½ (two draws or a win and a
+/// loss), ¾, 1 (two wins); index = half-points of the pair.
+const PAIR_SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
+
+/// What an empty pentanomial count is replaced by (fishtest's and fastchess's prior).
+const EMPTY_COUNT: f64 = 1e-3;
+
+/// Normalised Elo per t-value of one game: 800 / ln 10.
+const NELO_PER_T: f64 = 800.0 / LN_10;
+
+/// The 97.5% quantile of the standard normal distribution.
+const Z_95: f64 = 1.959_963_984_540_054;
+
+/// Normalised Elo bounds beyond which the constrained maximum-likelihood distribution does
+/// not exist for every outcome (the t-value would need a spread five pair scores lack).
+pub const MAX_NORMALIZED_ELO: f64 = 200.0;
+
+/// The Elo scale of the hypotheses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum EloModel {
+    /// Normalised Elo: the expected score's distance from ½ in standard deviations of a
+    /// game pair, scaled so that small differences read like logistic Elo at a typical draw
+    /// rate (fastchess's default, fishtest's).
+    Normalized,
+    /// Logistic Elo: expected score 1 / (1 + 10^(−Elo/400)).
+    Logistic,
+}
+
+impl fmt::Display for EloModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EloModel::Normalized => "normalized",
+            EloModel::Logistic => "logistic",
+        })
+    }
+}
+
+/// The hypotheses and error rates of a test, checked when made.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SprtSettings {
+    elo0: f64,
+    elo1: f64,
+    alpha: f64,
+    beta: f64,
+    model: EloModel,
+}
+
+impl SprtSettings {
+    /// H0: Elo = `elo0`, H1: Elo = `elo1` (`elo0 < elo1`), false-positive rate `alpha`,
+    /// false-negative rate `beta` (each in (0, 1), summing to less than 1).
+    pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64, model: EloModel) -> Result<SprtSettings, String> {
+        if !elo0.is_finite() || !elo1.is_finite() || elo0 >= elo1 {
+            return Err(format!("elo0 ({elo0}) must be less than elo1 ({elo1})"));
+        }
+        if model == EloModel::Normalized && elo0.abs().max(elo1.abs()) > MAX_NORMALIZED_ELO {
+            return Err(format!("normalized Elo bounds must lie within ±{MAX_NORMALIZED_ELO} (got {elo0}, {elo1})"));
+        }
+        for (name, rate) in [("alpha", alpha), ("beta", beta)] {
+            let inside = rate > 0.0 && rate < 1.0;
+            if !inside {
+                return Err(format!("{name} must lie between 0 and 1 (got {rate})"));
+            }
+        }
+        if alpha + beta >= 1.0 {
+            return Err(format!("alpha + beta must be less than 1 (got {alpha} + {beta})"));
+        }
+        Ok(SprtSettings { elo0, elo1, alpha, beta, model })
+    }
+
+    /// H0's Elo.
+    pub fn elo0(&self) -> f64 {
+        self.elo0
+    }
+
+    /// H1's Elo.
+    pub fn elo1(&self) -> f64 {
+        self.elo1
+    }
+
+    /// The Elo scale of both.
+    pub fn model(&self) -> EloModel {
+        self.model
+    }
+
+    /// H0 is accepted at or below ln(β / (1 − α)).
+    pub fn lower_bound(&self) -> f64 {
+        (self.beta / (1.0 - self.alpha)).ln()
+    }
+
+    /// H1 is accepted at or above ln((1 − β) / α).
+    pub fn upper_bound(&self) -> f64 {
+        ((1.0 - self.beta) / self.alpha).ln()
+    }
+
+    /// The decision for a log-likelihood ratio.
+    pub fn verdict(&self, llr: f64) -> Verdict {
+        if llr >= self.upper_bound() {
+            Verdict::H1
+        } else if llr <= self.lower_bound() {
+            Verdict::H0
+        } else {
+            Verdict::Continue
+        }
+    }
+}
+
+impl FromStr for SprtSettings {
+    type Err = String;
+
+    /// Reads `elo0=0,elo1=10,alpha=0.05,beta=0.05[,model=normalized|logistic]`; alpha and
+    /// beta default to 0.05, the model to normalized.
+    fn from_str(text: &str) -> Result<SprtSettings, String> {
+        let (mut elo0, mut elo1, mut alpha, mut beta, mut model) = (None, None, 0.05, 0.05, EloModel::Normalized);
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').ok_or_else(|| format!("expected key=value, got \"{pair}\""))?;
+            let (key, value) = (key.trim(), value.trim());
+            let number = || value.parse::<f64>().map_err(|_| format!("{key}: \"{value}\" is not a number"));
+            match key {
+                "elo0" => elo0 = Some(number()?),
+                "elo1" => elo1 = Some(number()?),
+                "alpha" => alpha = number()?,
+                "beta" => beta = number()?,
+                "model" => {
+                    model = match value {
+                        "normalized" | "normalised" => EloModel::Normalized,
+                        "logistic" => EloModel::Logistic,
+                        _ => return Err(format!("model: \"{value}\" is neither normalized nor logistic")),
+                    }
+                }
+                _ => return Err(format!("unknown key \"{key}\" (elo0, elo1, alpha, beta, model)")),
+            }
+        }
+        let (Some(elo0), Some(elo1)) = (elo0, elo1) else { return Err("elo0 and elo1 are required".into()) };
+        SprtSettings::new(elo0, elo1, alpha, beta, model)
+    }
+}
+
+impl fmt::Display for SprtSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "H0 {} vs H1 {} ({} Elo), alpha {}, beta {}", self.elo0, self.elo1, self.model, self.alpha, self.beta)
+    }
+}
+
+/// The decision of a test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// The LLR is between the bounds: play on.
+    Continue,
+    /// The LLR reached the lower bound: Elo = elo0 accepted.
+    H0,
+    /// The LLR reached the upper bound: Elo = elo1 accepted.
+    H1,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Continue => "no decision",
+            Verdict::H0 => "H0 accepted",
+            Verdict::H1 => "H1 accepted",
+        })
+    }
+}
+
+/// Game pairs by their score from one player's view, in half-points: `[LL, LD, DD + WL, WD,
+/// WW]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Pentanomial(pub [u32; 5]);
+
+impl Pentanomial {
+    /// Adds a pair from the two game results (+1 win, 0 draw, −1 loss).
+    pub fn add(&mut self, first: i32, second: i32) {
+        self.0[(first.signum() + second.signum() + 2) as usize] += 1;
+    }
+
+    /// Pairs counted.
+    pub fn pairs(&self) -> u32 {
+        self.0.iter().sum()
+    }
+
+    /// The counts with empty ones replaced by [`EMPTY_COUNT`], their total, and the
+    /// frequencies.
+    fn regularized(&self) -> (f64, [f64; 5]) {
+        let counts = self.0.map(|c| if c == 0 { EMPTY_COUNT } else { f64::from(c) });
+        let total: f64 = counts.iter().sum();
+        (total, counts.map(|c| c / total))
+    }
+
+    /// The generalised log-likelihood ratio of H1 against H0; 0 without pairs.
+    pub fn llr(&self, settings: &SprtSettings) -> f64 {
+        if self.pairs() == 0 {
+            return 0.0;
+        }
+        let (total, observed) = self.regularized();
+        let [h0, h1] = [settings.elo0, settings.elo1].map(|elo| match settings.model {
+            EloModel::Logistic => mle_with_mean(&observed, 1.0 / (1.0 + 10f64.powf(-elo / 400.0))),
+            EloModel::Normalized => mle_with_t_value(&observed, elo * SQRT_2 / NELO_PER_T),
+        });
+        total * (0..5).map(|i| observed[i] * (h1[i].ln() - h0[i].ln())).sum::<f64>()
+    }
+
+    /// Mean and variance of the per-game score of a pair (from the regularised counts, as
+    /// fishtest's Elo estimate; `None` without pairs).
+    fn score_and_variance(&self) -> Option<(f64, f64)> {
+        (self.pairs() > 0).then(|| mean_and_variance(&self.regularized().1))
+    }
+
+    /// Logistic Elo with its 95% interval from the pentanomial variance: the mean pair score
+    /// s ± 1.96·σ/√pairs mapped through the logistic curve.
+    pub fn elo(&self) -> Option<EloEstimate> {
+        let (s, variance) = self.score_and_variance()?;
+        let margin = Z_95 * (variance / f64::from(self.pairs())).sqrt();
+        Some(EloEstimate { elo: elo_from_score(s), low: elo_from_score(s - margin), high: elo_from_score(s + margin) })
+    }
+
+    /// Normalised Elo: (s − ½) / √(2σ²) · 800 / ln 10, σ² the variance of a pair's per-game
+    /// score.
+    pub fn normalized_elo(&self) -> Option<f64> {
+        let (s, variance) = self.score_and_variance()?;
+        Some((s - 0.5) / (2.0 * variance).sqrt() * NELO_PER_T)
+    }
+
+    /// Likelihood of superiority: the probability that the true score exceeds ½, Φ((s − ½)
+    /// / (σ/√pairs)).
+    pub fn los(&self) -> Option<f64> {
+        let (s, variance) = self.score_and_variance()?;
+        Some(normal_cdf((s - 0.5) / (variance / f64::from(self.pairs())).sqrt()))
+    }
+}
+
+/// Mean and variance of the pair scores under the distribution `p`.
+fn mean_and_variance(p: &[f64; 5]) -> (f64, f64) {
+    let mean: f64 = (0..5).map(|i| p[i] * PAIR_SCORES[i]).sum();
+    (mean, (0..5).map(|i| p[i] * (PAIR_SCORES[i] - mean).powi(2)).sum())
+}
+
+/// The root x of Σ pᵢ·aᵢ / (1 + x·aᵢ) = 0 between −1/max aᵢ and −1/min aᵢ, where the sum
+/// falls from +∞ to −∞; `None` unless the aᵢ have both signs.
+fn secular_root(a: &[f64; 5], p: &[f64; 5]) -> Option<f64> {
+    let (min, max) = a.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    if !(min < 0.0 && max > 0.0) {
+        return None;
+    }
+    let f = |x: f64| (0..5).map(|i| p[i] * a[i] / (1.0 + x * a[i])).sum::<f64>();
+    let (mut low, mut high) = (-1.0 / max, -1.0 / min);
+    // Bisection: the sum is decreasing, and halving the interval to the end of f64 precision
+    // takes at most a few hundred steps.
+    for _ in 0..300 {
+        let mid = 0.5 * (low + high);
+        if mid <= low || mid >= high {
+            break;
+        }
+        if f(mid) > 0.0 { low = mid } else { high = mid }
+    }
+    Some(0.5 * (low + high))
+}
+
+/// The distribution closest (maximum likelihood) to `observed` whose mean pair score is `s`
+/// (Van den Bergh, proposition 1.1).
+fn mle_with_mean(observed: &[f64; 5], s: f64) -> [f64; 5] {
+    let a = PAIR_SCORES.map(|x| x - s);
+    match secular_root(&a, observed) {
+        Some(x) => std::array::from_fn(|i| observed[i] / (1.0 + x * a[i])),
+        None => *observed,
+    }
+}
+
+/// The distribution closest (maximum likelihood) to `observed` whose t-value (mean − ½) /
+/// σ is `t`, by the fixed-point iteration of Van den Bergh's section 4.1 from the uniform
+/// distribution, until no probability moves by more than 1e-12.
+fn mle_with_t_value(observed: &[f64; 5], t: f64) -> [f64; 5] {
+    let mut p = [0.2; 5];
+    for _ in 0..100 {
+        let (mean, variance) = mean_and_variance(&p);
+        let sigma = variance.sqrt();
+        let a = PAIR_SCORES.map(|x| x - 0.5 - 0.5 * t * sigma * (1.0 + ((x - mean) / sigma).powi(2)));
+        let Some(x) = secular_root(&a, observed) else { break };
+        let next: [f64; 5] = std::array::from_fn(|i| observed[i] / (1.0 + x * a[i]));
+        let moved = (0..5).map(|i| (next[i] - p[i]).abs()).fold(0.0, f64::max);
+        p = next;
+        if moved < 1e-12 {
+            break;
+        }
+    }
+    p
+}
+
+/// The standard normal distribution function, Φ(x) = erfc(−x/√2) / 2, with erfc from its
+/// Chebyshev fit in Numerical Recipes (relative error below 1.2e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = (x / SQRT_2).abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = [1.000_023_68, 0.374_091_96, 0.096_784_18, -0.186_288_06, 0.278_868_07, -1.135_203_98, 1.488_515_87, -0.822_152_23, 0.170_872_77]
+        .iter()
+        .rev()
+        .fold(0.0, |acc, c| acc * t + c);
+    let erfc = t * (-z * z - 1.265_512_23 + t * poly).exp();
+    if x >= 0.0 { 1.0 - 0.5 * erfc } else { 0.5 * erfc }
+}
+
+/// A test in progress between the first player of a two-player match and the second: games
+/// arrive in any order and are paired by schedule (games 2k + 1 and 2k + 2 share an opening
+/// with colours swapped); the decision is taken at the first pair whose LLR reaches a bound
+/// and kept, while pairs still arriving (games in flight when the match stopped) go on
+/// counting.
+#[derive(Clone, Debug)]
+pub struct SprtTest {
+    settings: SprtSettings,
+    pentanomial: Pentanomial,
+    /// The first player's results over every game, paired or not.
+    record: Record,
+    /// First games of unfinished pairs: pair number → result (first player's view).
+    waiting: BTreeMap<usize, i32>,
+    /// The decision and the pairs it took.
+    decision: Option<(Verdict, u32)>,
+}
+
+impl SprtTest {
+    /// A test with no games yet.
+    pub fn new(settings: SprtSettings) -> SprtTest {
+        SprtTest { settings, pentanomial: Pentanomial::default(), record: Record::default(), waiting: BTreeMap::new(), decision: None }
+    }
+
+    /// The hypotheses.
+    pub fn settings(&self) -> &SprtSettings {
+        &self.settings
+    }
+
+    /// The log-likelihood ratio over the pairs finished so far.
+    pub fn llr(&self) -> f64 {
+        self.pentanomial.llr(&self.settings)
+    }
+
+    /// Counts a game of the match; returns the verdict when this game's pair decided the
+    /// test.
+    pub fn add(&mut self, game: &FinishedGame) -> Option<Verdict> {
+        let sign = game.record.end.result.white_sign();
+        let result = if game.pairing.white == 0 { sign } else { -sign };
+        self.record.add(result);
+        let pair = (game.pairing.round - 1) / 2;
+        let Some(first) = self.waiting.remove(&pair) else {
+            self.waiting.insert(pair, result);
+            return None;
+        };
+        self.pentanomial.add(first, result);
+        if self.decision.is_some() {
+            return None;
+        }
+        let verdict = self.settings.verdict(self.llr());
+        (verdict != Verdict::Continue).then(|| {
+            self.decision = Some((verdict, self.pentanomial.pairs()));
+            verdict
+        })
+    }
+
+    /// The state of the test.
+    pub fn report(&self) -> SprtReport {
+        let p = &self.pentanomial;
+        SprtReport {
+            settings: self.settings,
+            llr: self.llr(),
+            lower_bound: self.settings.lower_bound(),
+            upper_bound: self.settings.upper_bound(),
+            verdict: self.decision.map_or(Verdict::Continue, |(v, _)| v),
+            decided_after_pairs: self.decision.map(|(_, pairs)| pairs),
+            pentanomial: *p,
+            unpaired_games: self.waiting.len(),
+            record: self.record,
+            elo: p.elo(),
+            normalized_elo: p.normalized_elo(),
+            los: p.los(),
+        }
+    }
+}
+
+/// Where a test stands, for the summary.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SprtReport {
+    /// The hypotheses.
+    pub settings: SprtSettings,
+    /// Log-likelihood ratio of H1 against H0 over every finished pair.
+    pub llr: f64,
+    /// H0 is accepted at or below it.
+    pub lower_bound: f64,
+    /// H1 is accepted at or above it.
+    pub upper_bound: f64,
+    /// The decision (kept once taken).
+    pub verdict: Verdict,
+    /// The pairs it took.
+    pub decided_after_pairs: Option<u32>,
+    /// Finished pairs by score.
+    pub pentanomial: Pentanomial,
+    /// Games whose partner was not played (an odd cap, or a match stopped mid-pair).
+    pub unpaired_games: usize,
+    /// The first player's wins, draws and losses over every game.
+    pub record: Record,
+    /// Logistic Elo with its 95% interval (pentanomial variance).
+    pub elo: Option<EloEstimate>,
+    /// Normalised Elo.
+    pub normalized_elo: Option<f64>,
+    /// Likelihood of superiority.
+    pub los: Option<f64>,
+}
+
+impl fmt::Display for SprtReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.record;
+        let [ll, ld, dd_wl, wd, ww] = self.pentanomial.0;
+        let verdict = match self.decided_after_pairs {
+            Some(pairs) => format!("{} after {pairs} pairs", self.verdict),
+            None => "no decision".to_owned(),
+        };
+        writeln!(f, "SPRT {}", self.settings)?;
+        writeln!(f, "LLR {:.2} [{:.2}, {:.2}]: {verdict}", self.llr, self.lower_bound, self.upper_bound)?;
+        write!(f, "pentanomial [LL, LD, DD+WL, WD, WW]: [{ll}, {ld}, {dd_wl}, {wd}, {ww}] ({} pairs", self.pentanomial.pairs())?;
+        if self.unpaired_games > 0 {
+            let plural = if self.unpaired_games == 1 { "" } else { "s" };
+            write!(f, ", {} unpaired game{plural} left out", self.unpaired_games)?;
+        }
+        writeln!(f, ")")?;
+        write!(f, "W/D/L {}/{}/{} ({} games)", r.wins, r.draws, r.losses, r.games())?;
+        if let (Some(elo), Some(nelo), Some(los)) = (self.elo, self.normalized_elo, self.los) {
+            let show = |x: f64| if x.is_finite() { format!("{x:+.2}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
+            write!(f, ", Elo {} [{}, {}] (95%), nElo {nelo:+.2}, LOS {:.1}%", show(elo.elo), show(elo.low), show(elo.high), 100.0 * los)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(text: &str) -> SprtSettings {
+        text.parse().unwrap()
+    }
+
+    /// Expected LLRs from an independent Python implementation of fishtest's
+    /// `server/fishtest/stats/LLRcalc.py` formulas (`LLR_logistic`, `LLR_normalized`: counts
+    /// regularised with 1e-3, `MLE_expected` / `MLE_t_value`, secular equation solved with
+    /// scipy's `brentq`, t-value iteration run to 1e-12), scipy 1.17.
+    const EXPECTED: [([u32; 5], f64, f64, f64, f64); 10] = [
+        // counts, elo0, elo1, logistic LLR, normalized LLR
+        ([10, 20, 40, 25, 5], 0.0, 10.0, -0.4374862329, -0.2821129157),
+        ([10, 20, 40, 25, 5], -3.0, 1.0, -0.0979273277, -0.0732138024),
+        ([39, 2226, 31451, 2412, 40], 0.5, 2.5, -10.4145896465, 2.3379000175),
+        ([39, 2226, 31451, 2412, 40], -5.0, 0.0, 145.3350577618, 17.8322235958),
+        ([10789, 19328, 33806, 19402, 10543], -3.0, 1.0, 2.1310678118, 0.3008697855),
+        ([1, 4, 9, 6, 2], 0.0, 10.0, 0.1944577800, 0.1444561853),
+        ([0, 0, 12, 0, 0], 0.0, 10.0, -0.3440064419, -0.0167688702),
+        ([0, 0, 12, 0, 0], -5.0, 0.0, 0.1682346069, 0.0033480245),
+        ([0, 0, 0, 0, 7], 0.0, 10.0, 0.1986329917, 0.2790753420),
+        ([3, 0, 0, 0, 0], 0.0, 10.0, -0.0876485423, -0.1245854100),
+    ];
+
+    #[test]
+    fn llr_matches_fishtest() {
+        for (counts, elo0, elo1, logistic, normalized) in EXPECTED {
+            for (model, expected) in [(EloModel::Logistic, logistic), (EloModel::Normalized, normalized)] {
+                let s = SprtSettings::new(elo0, elo1, 0.05, 0.05, model).unwrap();
+                let llr = Pentanomial(counts).llr(&s);
+                assert!((llr - expected).abs() < 1e-6 * expected.abs().max(1.0), "{counts:?} {elo0} {elo1} {model}: {llr} vs {expected}");
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_and_verdicts() {
+        let s = settings("elo0=0,elo1=10,alpha=0.05,beta=0.05");
+        // ln(0.05 / 0.95) and ln(0.95 / 0.05)
+        assert!((s.lower_bound() + 2.944_438_979).abs() < 1e-9 && (s.upper_bound() - 2.944_438_979).abs() < 1e-9);
+        assert_eq!((s.verdict(2.95), s.verdict(-2.95), s.verdict(0.0)), (Verdict::H1, Verdict::H0, Verdict::Continue));
+        assert_eq!(s, settings("elo1 = 10, elo0 = 0"), "alpha and beta default to 0.05, normalized Elo");
+        assert_eq!(settings("elo0=-5,elo1=0,model=logistic").model(), EloModel::Logistic);
+        let asymmetric = settings("elo0=0,elo1=5,alpha=0.1,beta=0.01");
+        assert!((asymmetric.lower_bound() - (0.01f64 / 0.9).ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let error = |text: &str| text.parse::<SprtSettings>().unwrap_err();
+        assert!(error("elo0=10,elo1=0").contains("less than elo1"));
+        assert!(error("elo0=0").contains("required"));
+        assert!(error("elo0=0,elo1=x").contains("elo1: \"x\""));
+        assert!(error("elo0=0,elo1=5,alpha=0").contains("alpha"));
+        assert!(error("elo0=0,elo1=5,alpha=0.6,beta=0.5").contains("alpha + beta"));
+        assert!(error("elo0=0,elo1=5,gamma=1").contains("unknown key \"gamma\""));
+        assert!(error("elo0=0,elo1=500").contains("±200"));
+        assert!(error("elo0=0,elo1=5,model=bayes").contains("model"));
+        assert!(error("elo0 0").contains("key=value"));
+        assert!(SprtSettings::new(f64::NAN, 1.0, 0.05, 0.05, EloModel::Logistic).is_err());
+    }
+
+    #[test]
+    fn degenerate_counts_stay_finite() {
+        let s = settings("elo0=0,elo1=10");
+        let none = Pentanomial::default();
+        assert_eq!((none.llr(&s), none.elo(), none.los(), none.normalized_elo()), (0.0, None, None, None));
+        for counts in [[0, 0, 50, 0, 0], [0, 0, 0, 0, 50], [50, 0, 0, 0, 0], [1, 0, 0, 0, 0], [0, 3, 0, 0, 0]] {
+            let p = Pentanomial(counts);
+            for model in [EloModel::Logistic, EloModel::Normalized] {
+                let llr = p.llr(&SprtSettings::new(0.0, 10.0, 0.05, 0.05, model).unwrap());
+                assert!(llr.is_finite(), "{counts:?} {model}: {llr}");
+            }
+            let (elo, nelo, los) = (p.elo().unwrap(), p.normalized_elo().unwrap(), p.los().unwrap());
+            assert!(!elo.elo.is_nan() && !elo.low.is_nan() && !elo.high.is_nan() && nelo.is_finite(), "{counts:?}: {elo:?} {nelo}");
+            assert!((0.0..=1.0).contains(&los), "{counts:?}: {los}");
+        }
+        let draws = Pentanomial([0, 0, 50, 0, 0]);
+        assert!(draws.elo().unwrap().elo.abs() < 1e-9 && (draws.los().unwrap() - 0.5).abs() < 1e-7, "symmetric");
+        assert!(Pentanomial([0, 0, 0, 0, 50]).los().unwrap() > 0.999);
+    }
+
+    #[test]
+    fn elo_interval_and_los() {
+        // [10, 20, 40, 25, 5]: per-game pair scores with mean 0.4875 and variance 0.06546875
+        // per pair; s ± 1.96·sqrt(0.06546875 / 100).
+        let p = Pentanomial([10, 20, 40, 25, 5]);
+        let e = p.elo().unwrap();
+        let (s, se) = (0.4875, (0.065_468_75f64 / 100.0).sqrt());
+        assert!((e.elo - elo_from_score(s)).abs() < 1e-9 && (e.low - elo_from_score(s - Z_95 * se)).abs() < 1e-9);
+        assert!((e.high - elo_from_score(s + Z_95 * se)).abs() < 1e-9);
+        // Φ(-0.0125 / 0.0255869) = 0.3125865 (scipy.stats.norm.cdf).
+        assert!((p.los().unwrap() - 0.312_586_5).abs() < 1e-6, "{}", p.los().unwrap());
+        // (0.4875 - 0.5) / sqrt(2 · 0.06546875) · 800 / ln 10 = -12.001963
+        assert!((p.normalized_elo().unwrap() + 12.001_963).abs() < 1e-5, "{}", p.normalized_elo().unwrap());
+        // Within the fit's 1.2e-7.
+        assert!((normal_cdf(1.959_963_985) - 0.975).abs() < 1e-7 && (normal_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((normal_cdf(-1.0) - 0.158_655_254).abs() < 1e-7 && (normal_cdf(3.0) - 0.998_650_102).abs() < 1e-7);
+    }
+
+    #[test]
+    fn pairs_from_games_in_any_order() {
+        use crate::game::{GameEnd, GameRecord, GameResult, Termination};
+        use crate::openings::Opening;
+        use crate::tournament::Pairing;
+        let game = |round: usize, white: usize, result: GameResult| FinishedGame {
+            pairing: Pairing { round, white, black: 1 - white, opening: (round - 1) / 2 },
+            record: GameRecord::new("", "", &Opening::startpos(), Vec::new(), GameEnd::new(result, Termination::Normal, "", None)),
+        };
+        let mut test = SprtTest::new(settings("elo0=0,elo1=100,alpha=0.1,beta=0.1"));
+        // Pair 1: player 0 wins as White and draws as Black; pair 2 arrives second game first.
+        assert_eq!(test.add(&game(1, 0, GameResult::WhiteWins)), None);
+        assert_eq!(test.add(&game(4, 1, GameResult::BlackWins)), None);
+        assert_eq!(test.add(&game(2, 1, GameResult::Draw)), None);
+        assert_eq!(test.add(&game(3, 0, GameResult::WhiteWins)), None);
+        assert_eq!(test.add(&game(5, 0, GameResult::BlackWins)), None);
+        let report = test.report();
+        assert_eq!(report.pentanomial, Pentanomial([0, 0, 0, 1, 1]));
+        assert_eq!(report.record, Record { wins: 3, draws: 1, losses: 1 });
+        assert_eq!((report.unpaired_games, report.verdict), (1, Verdict::Continue));
+        let mut round = 5;
+        let decided = loop {
+            round += 1;
+            // Player 0 wins every game from here: as Black in even rounds, as White in odd ones.
+            let (white, result) = if round % 2 == 0 { (1, GameResult::BlackWins) } else { (0, GameResult::WhiteWins) };
+            if let Some(v) = test.add(&game(round, white, result)) {
+                break v;
+            }
+            assert!(round < 100, "a run of won pairs must decide the test");
+        };
+        assert_eq!(decided, Verdict::H1);
+        let report = test.report();
+        assert!(report.llr >= report.upper_bound && report.decided_after_pairs == Some(report.pentanomial.pairs()));
+        let text = report.to_string();
+        assert!(text.contains("H1 accepted after") && text.contains("pentanomial [LL, LD, DD+WL, WD, WW]: [0, 0, 1, 1,"), "{text}");
+    }
+}
