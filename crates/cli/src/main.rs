@@ -33,7 +33,8 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    // Without arguments the binary is a UCI engine, as chess GUIs and OpenBench start it.
+    let cli = if std::env::args_os().len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse() };
     let result = match cli.command {
         Command::Prepare(args) => commands::prepare::run(args),
         Command::Train(args) => commands::train::run(args),
