@@ -8,7 +8,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
 
-use crate::game::Game;
+use crate::position_history::Game;
 use crate::nn::{Code, Networks, Scratch};
 use crate::search::eval::{EvalOptions, search};
 use crate::search::ordering::move_probabilities;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use shakmaty::Position;
 
-use crate::game::Game;
+use crate::position_history::Game;
 use crate::nn::Networks;
 use crate::search::compare::{self, CompareOptions, CompareTable};
 use crate::search::eval::{self, DEFAULT_PREDICTOR_DEPTH, EvalOptions};

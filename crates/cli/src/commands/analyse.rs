@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use deepchess_engine::engine::Engine;
-use deepchess_engine::game::Game;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::nn::Networks;
 use deepchess_engine::search::{Limits, Score};
 use shakmaty::san::SanPlus;

@@ -20,5 +20,5 @@ pub fn run(args: UciArgs) -> anyhow::Result<()> {
     let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
     let mut engine = Engine::new(networks);
     engine.options.models = args.models;
-    deepchess_engine::uci::run(engine, std::io::stdin().lock(), std::io::stdout()).context("UCI session")
+    deepchess_engine::uci_server::run(engine, std::io::stdin().lock(), std::io::stdout()).context("UCI session")
 }

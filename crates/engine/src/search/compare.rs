@@ -20,7 +20,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::ordering::{Prediction, mvv_lva};
 use super::tt::{pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Reporter, Score, SearchResult};
-use crate::game::{Game, KeyStack, is_rule_draw, key};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 use crate::nn::{Code, Networks, Scratch, logit_to_cp};
 
 /// Quiescence plies at most below the nominal depth.

@@ -1,5 +1,6 @@
-//! The UCI protocol: reads commands, runs searches on a thread (so that `stop`, `isready`
-//! and `quit` are answered at once) and writes `info` and `bestmove` lines.
+//! The UCI protocol, engine side (what a GUI or the arena's UCI client talks to): reads
+//! commands, runs searches on a thread (so that `stop`, `isready` and `quit` are answered
+//! at once) and writes `info` and `bestmove` lines.
 //!
 //! Malformed input never ends the session: it is answered with `info string error: …`
 //! and the engine keeps its previous, valid state.
@@ -14,7 +15,7 @@ use shakmaty::uci::UciMove;
 use shakmaty::Move;
 
 use crate::engine::{Engine, uci_option_lines};
-use crate::game::Game;
+use crate::position_history::Game;
 use crate::search::{Limits, uci_move};
 
 /// Shared output: lines are written whole and flushed.
