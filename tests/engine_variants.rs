@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use deepchess_engine::engine::Engine;
-use deepchess_engine::game::Game;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::nn::Networks;
 use deepchess_engine::search::Limits;
 use shakmaty::Position;

@@ -5,6 +5,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+use deepchess_engine::engine::options::OPTIONS;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
@@ -112,7 +113,11 @@ fn handshake_options_and_a_search() {
     engine.send("uci");
     let lines = engine.until("uciok", Duration::from_secs(10));
     assert!(lines.iter().any(|l| l.starts_with("id name deepchess")));
-    for option in ["Search", "TT", "Ordering", "MctsLeaf", "MctsSelect", "PolicyMode", "Hash", "Threads", "Models", "MoveOverhead", "LMR", "LMP", "SEE", "Futility", "OrderingDepth"] {
+    // The options are announced as the engine's one table describes them, in its order.
+    let announced: Vec<&String> = lines.iter().filter(|l| l.starts_with("option ")).collect();
+    let table: Vec<String> = OPTIONS.iter().map(|o| o.uci_line()).collect();
+    assert_eq!(announced, table.iter().collect::<Vec<_>>());
+    for option in ["Search", "TT", "MctsLeaf", "Hash", "Threads", "Models", "Move Overhead", "LMR", "OrderingDepth"] {
         assert!(lines.iter().any(|l| l.starts_with(&format!("option name {option} type"))), "option {option} missing");
     }
     engine.ready();
@@ -175,6 +180,26 @@ fn clock_moves_stay_within_the_time() {
             assert!(used < Duration::from_millis(btime), "{search}: {used:?} with {btime} ms left");
         }
     }
+    engine.quit();
+}
+
+#[test]
+fn every_option_takes_its_default_and_the_old_move_overhead_name_still_works() {
+    let mut engine = Engine::start();
+    let mut commands: Vec<String> = OPTIONS
+        .iter()
+        .filter_map(|o| o.default_value().map(|d| format!("setoption name {} value {d}", o.name)))
+        .collect();
+    commands.extend(["setoption name MoveOverhead value 20", "setoption name move overhead value 30"].map(String::from));
+    for command in &commands {
+        engine.send(command);
+    }
+    engine.send("isready");
+    let lines = engine.until("readyok", Duration::from_secs(30));
+    assert_eq!(lines, ["readyok"], "after {commands:#?}");
+    engine.send("setoption name Move Overhead value 10001");
+    let error = engine.until("info string error", Duration::from_secs(10)).pop().unwrap();
+    assert_eq!(error, "info string error: option Move Overhead: expected an integer in 0..=10000, got `10001`");
     engine.quit();
 }
 

@@ -1,21 +1,20 @@
 //! Players: an external UCI command (`name=SF,cmd="stockfish",hash=64`) or one of our own
 //! searches (`name=B,search=eval,tt=true`), which runs as `deepchess uci` with `setoption`s.
 
+use deepchess_engine::engine::options::OPTIONS;
+
 use crate::uci::EngineCommand;
 
-/// The options of `deepchess uci`, as the engine declares them. Keys are matched without
-/// case, `-` or `_`, so `mcts_leaf=rollout` sets `MctsLeaf`.
-pub const OWN_ENGINE_OPTIONS: [&str; 10] =
-    ["Search", "TT", "Ordering", "MctsLeaf", "MctsSelect", "PolicyMode", "Hash", "Threads", "Models", "MoveOverhead"];
-
-/// The canonical option name for a key: one of [`OWN_ENGINE_OPTIONS`], or `option.NAME`
-/// for any other engine option.
+/// The option name for a key: `option.NAME` for any engine option, or the name of one of
+/// our engine's options ([`OPTIONS`]), matched by its name or an alias without case, `-`,
+/// `_` or spaces, so `mcts_leaf=rollout` sets `MctsLeaf` and `move_overhead=5` sets
+/// `Move Overhead`.
 pub fn option_name(key: &str) -> Option<String> {
     if let Some(name) = key.strip_prefix("option.") {
         return (!name.is_empty()).then(|| name.to_owned());
     }
-    let normal = |s: &str| s.chars().filter(|c| *c != '-' && *c != '_').collect::<String>().to_ascii_lowercase();
-    OWN_ENGINE_OPTIONS.iter().find(|o| normal(o) == normal(key)).map(|o| (*o).to_owned())
+    let normal = |s: &str| s.replace(['-', '_', ' '], "").to_ascii_lowercase();
+    OPTIONS.iter().find(|o| o.names().any(|n| normal(n) == normal(key))).map(|o| o.name.to_owned())
 }
 
 /// Splits `key=value,key="value, with commas",...`.
@@ -93,7 +92,7 @@ pub fn parse_player(spec: &str, own_engine: &[String]) -> Result<EngineCommand, 
                 None => {
                     return Err(format!(
                         "unknown key \"{key}\" in \"{spec}\": expected name, cmd, option.NAME or one of {}",
-                        OWN_ENGINE_OPTIONS.join(", ")
+                        OPTIONS.iter().map(|o| o.name).collect::<Vec<_>>().join(", ")
                     ));
                 }
             },
@@ -132,6 +131,19 @@ mod tests {
         assert_eq!(ours.options[2], ("MctsLeaf".into(), "rollout".into()));
         assert_eq!(ours.options[3], ("Models".into(), "a,b".into()));
         assert_eq!(ours.name, "deepchess search=eval tt=true mctsleaf=rollout models=a,b");
+    }
+
+    #[test]
+    fn every_option_of_our_engine_is_a_key() {
+        for option in OPTIONS {
+            for name in option.names() {
+                let key = name.replace(' ', "_").to_ascii_lowercase();
+                assert_eq!(option_name(&key).as_deref(), Some(option.name), "{key}");
+            }
+        }
+        let ours = parse_player("move_overhead=5,moveoverhead=6,null-move=false,lmr=false", &own()).unwrap();
+        let names: Vec<&str> = ours.options.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["Move Overhead", "Move Overhead", "NullMove", "LMR"]);
     }
 
     #[test]

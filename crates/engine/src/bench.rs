@@ -8,9 +8,9 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
 
-use crate::game::Game;
+use crate::position_history::Game;
 use crate::nn::{Code, Networks, Scratch};
-use crate::search::eval::{EvalOptions, search};
+use crate::search::eval::{self, EvalOptions};
 use crate::search::ordering::move_probabilities;
 use crate::search::tt::Table;
 use crate::search::{Control, SearchResult};
@@ -41,8 +41,8 @@ pub struct BenchPosition {
     pub elapsed: Duration,
 }
 
-/// Searches every bench position to `depth` with the evaluation search (`options`, all
-/// techniques on by default) on one thread, a fresh 16 MB table each, so the node count
+/// Searches every bench position to `depth` with the evaluation alpha-beta search
+/// (`options`, all techniques on by default) on one thread, a fresh 16 MB table each, so the node count
 /// depends only on the code, the options and the networks.
 pub fn search_bench(
     networks: &Networks,
@@ -55,7 +55,7 @@ pub fn search_bench(
         let game = Game::from_uci(Some(fen), &[]).expect("bench positions are valid");
         let tt = Table::new(16);
         let start = Instant::now();
-        let result = search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
+        let result = eval::search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
         let position = BenchPosition { fen, result, elapsed: start.elapsed() };
         nodes += position.result.nodes;
         elapsed += position.elapsed;

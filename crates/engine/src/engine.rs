@@ -1,175 +1,103 @@
-//! The engine: networks, options, the searches' tables and trees, and the dispatch of a
-//! `go` to the selected search.
+//! The engine: networks, settings, the searches' tables and tree, and the dispatch of a
+//! `go` to the selected search. The UCI options that change it are one table,
+//! [`options::OPTIONS`].
 
-use std::path::PathBuf;
+pub mod options;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use shakmaty::Position;
 
-use crate::game::Game;
-use crate::nn::Networks;
+use crate::nn::{NetworkError, Networks};
+use crate::position_history::Game;
 use crate::search::compare::{self, CompareOptions, CompareTable};
-use crate::search::eval::{self, DEFAULT_PREDICTOR_DEPTH, EvalOptions};
-use crate::search::mcts::{FinalMove, LeafEval, Mcts, MctsOptions};
+use crate::search::eval::{self, EvalOptions};
+use crate::search::mcts::{Mcts, MctsOptions};
 use crate::search::policy::{self, PolicyMode};
 use crate::search::tt::Table;
 use crate::search::{Control, Info, Limits, Reporter, SearchResult};
 
-/// Which search plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum SearchKind {
-    /// Comparison alpha-beta (DeepChess).
-    Compare,
-    /// Evaluation alpha-beta.
-    #[default]
-    Eval,
-    /// Monte Carlo tree search.
+/// Which search plays (the UCI option `Search`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SearchKind {
+    /// Comparison alpha-beta (DeepChess), `Search compare`.
+    CompareAlphaBeta,
+    /// Alpha-beta on the evaluation net's scores, `Search eval`.
+    EvalAlphaBeta,
+    /// Monte Carlo tree search, `Search mcts`.
     Mcts,
-    /// Policy player (no search).
+    /// Policy player (no search), `Search policy`.
     Policy,
 }
 
-/// Every engine setting (the UCI options).
+/// The settings the searches read; the options that change them are in [`options::OPTIONS`],
+/// whose defaults are these (checked by a test).
 #[derive(Clone, Debug, PartialEq)]
-pub struct EngineOptions {
-    /// The search.
-    pub search: SearchKind,
+struct Settings {
+    search: SearchKind,
     /// Switches of the alpha-beta searches: all of them drive the evaluation search;
     /// `tt` and `ordering` drive the comparison search too.
-    pub eval: EvalOptions,
-    /// MCTS settings.
-    pub mcts: MctsOptions,
-    /// Policy player.
-    pub policy: PolicyMode,
-    /// Transposition table size in MB.
-    pub hash_mb: usize,
+    eval: EvalOptions,
+    policy: PolicyMode,
     /// Threads of the evaluation search.
-    pub threads: usize,
-    /// Model directory (`None`: the embedded models).
-    pub models: Option<PathBuf>,
+    threads: usize,
     /// Time kept in hand per move for communication delays.
-    pub move_overhead: Duration,
+    move_overhead: Duration,
 }
 
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            search: SearchKind::default(),
-            // Futility pruning cost STS points in measurements (docs/engine.md): off by default.
-            eval: EvalOptions { futility: false, ..EvalOptions::FULL },
-            mcts: MctsOptions::default(),
-            policy: PolicyMode::default(),
-            hash_mb: 16,
-            threads: 1,
-            models: None,
-            move_overhead: Duration::from_millis(10),
-        }
-    }
-}
+/// Transposition table size in MB of a new engine.
+const DEFAULT_HASH_MB: usize = 16;
 
-impl EngineOptions {
-    /// The evaluation search's switches.
-    pub fn eval_options(&self) -> EvalOptions {
-        self.eval
-    }
-
-    /// The comparison search's switches.
-    pub fn compare_options(&self) -> CompareOptions {
-        CompareOptions { tt: self.eval.tt, ordering: self.eval.ordering }
-    }
-}
-
-/// A UCI option's type and default, as announced after `uci`.
-#[derive(Clone, Debug)]
-pub enum OptionKind {
-    /// On/off.
-    Check(bool),
-    /// Integer in a range.
-    Spin {
-        /// Default.
-        default: i64,
-        /// Minimum.
-        min: i64,
-        /// Maximum.
-        max: i64,
-    },
-    /// One of a list.
-    Combo(&'static str, &'static [&'static str]),
-    /// Free text.
-    Text(&'static str),
-}
-
-/// The options the engine announces, with their defaults.
-pub const UCI_OPTIONS: &[(&str, OptionKind)] = &[
-    ("Search", OptionKind::Combo("eval", &["compare", "eval", "mcts", "policy"])),
-    ("TT", OptionKind::Check(true)),
-    ("Ordering", OptionKind::Check(true)),
-    ("PVS", OptionKind::Check(true)),
-    ("NullMove", OptionKind::Check(true)),
-    ("Killers", OptionKind::Check(true)),
-    ("CheckExtensions", OptionKind::Check(true)),
-    ("Aspiration", OptionKind::Check(true)),
-    ("LMR", OptionKind::Check(true)),
-    ("LMP", OptionKind::Check(true)),
-    ("SEE", OptionKind::Check(true)),
-    ("Futility", OptionKind::Check(false)),
-    ("OrderingDepth", OptionKind::Spin { default: DEFAULT_PREDICTOR_DEPTH as i64, min: 1, max: 64 }),
-    ("MctsLeaf", OptionKind::Combo("puct", &["value", "rollout", "random", "puct"])),
-    ("MctsSelect", OptionKind::Combo("visits", &["value", "visits", "both"])),
-    ("MctsC", OptionKind::Text("1.41")),
-    ("PolicyMode", OptionKind::Combo("joint", &["joint", "greedy"])),
-    ("Hash", OptionKind::Spin { default: 16, min: 1, max: 65536 }),
-    ("Threads", OptionKind::Spin { default: 1, min: 1, max: 256 }),
-    ("Models", OptionKind::Text("<embedded>")),
-    ("MoveOverhead", OptionKind::Spin { default: 10, min: 0, max: 10_000 }),
-];
-
-/// The `option name … type …` lines sent after `uci`.
-pub fn uci_option_lines() -> Vec<String> {
-    UCI_OPTIONS
-        .iter()
-        .map(|(name, kind)| match kind {
-            OptionKind::Check(d) => format!("option name {name} type check default {d}"),
-            OptionKind::Spin { default, min, max } => {
-                format!("option name {name} type spin default {default} min {min} max {max}")
-            }
-            OptionKind::Combo(d, vars) => {
-                let vars: String = vars.iter().map(|v| format!(" var {v}")).collect();
-                format!("option name {name} type combo default {d}{vars}")
-            }
-            OptionKind::Text(d) => format!("option name {name} type string default {d}"),
-        })
-        .collect()
-}
-
-/// The engine.
+/// The engine: networks, settings, the searches' tables and tree. Settings change only
+/// through [`Engine::set_option`], which validates against the option table and keeps
+/// tables and networks in step with it.
 pub struct Engine {
-    /// Current settings.
-    pub options: EngineOptions,
+    settings: Settings,
     networks: Networks,
+    /// The evaluation search's table (`Hash` MB).
     tt: Table,
+    /// The comparison search's table (`Hash` MB).
     compare_table: CompareTable,
+    /// The MCTS player, with its settings and the tree kept between moves.
     mcts: Mcts,
 }
 
 impl Engine {
     /// An engine playing with `networks` and default options.
     pub fn new(networks: Networks) -> Engine {
-        let options = EngineOptions::default();
         Engine {
-            tt: Table::new(options.hash_mb),
-            compare_table: CompareTable::new(options.hash_mb),
-            mcts: Mcts::new(options.mcts, 0),
+            settings: Settings {
+                search: SearchKind::EvalAlphaBeta,
+                // Futility pruning cost STS points in measurements (docs/engine.md): off by default.
+                eval: EvalOptions { futility: false, ..EvalOptions::FULL },
+                policy: PolicyMode::default(),
+                threads: 1,
+                move_overhead: Duration::from_millis(10),
+            },
             networks,
-            options,
+            tt: Table::new(DEFAULT_HASH_MB),
+            compare_table: CompareTable::new(DEFAULT_HASH_MB),
+            mcts: Mcts::new(MctsOptions::default(), 0),
         }
+    }
+
+    /// An engine playing with the networks in `models` (`None`: the embedded ones) and
+    /// default options.
+    pub fn load(models: Option<&Path>) -> Result<Engine, NetworkError> {
+        Networks::load_or_embedded(models).map(Engine::new)
     }
 
     /// The networks.
     pub fn networks(&self) -> &Networks {
         &self.networks
+    }
+
+    /// The evaluation search's switches as the options set them.
+    pub fn eval_search_options(&self) -> EvalOptions {
+        self.settings.eval
     }
 
     /// Forgets everything learnt about the previous game (tables and tree).
@@ -179,93 +107,17 @@ impl Engine {
         self.mcts.clear();
     }
 
-    /// Sets the UCI option `name` (case-insensitive) to `value`; an error says what is
-    /// wrong and leaves the setting unchanged.
+    /// Sets the UCI option `name` (case-insensitive, or one of its aliases) to `value`; an
+    /// error names the option and the allowed values and leaves the engine unchanged.
     pub fn set_option(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let value = value.trim();
-        let check = || match value.to_ascii_lowercase().as_str() {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(format!("option {name}: expected true or false, got `{value}`")),
-        };
-        let spin = |min: i64, max: i64| {
-            value
-                .parse::<i64>()
-                .ok()
-                .filter(|v| (min..=max).contains(v))
-                .ok_or_else(|| format!("option {name}: expected an integer in {min}..={max}, got `{value}`"))
-        };
-        let combo = |vars: &[&str]| {
-            vars.iter()
-                .find(|v| v.eq_ignore_ascii_case(value))
-                .map(|v| v.to_string())
-                .ok_or_else(|| format!("option {name}: expected one of {}, got `{value}`", vars.join(", ")))
-        };
-        let o = &mut self.options;
-        match name.to_ascii_lowercase().as_str() {
-            "search" => {
-                o.search = match combo(&["compare", "eval", "mcts", "policy"])?.as_str() {
-                    "compare" => SearchKind::Compare,
-                    "eval" => SearchKind::Eval,
-                    "mcts" => SearchKind::Mcts,
-                    _ => SearchKind::Policy,
-                }
-            }
-            "tt" => o.eval.tt = check()?,
-            "ordering" => o.eval.ordering = check()?,
-            "pvs" => o.eval.pvs = check()?,
-            "nullmove" => o.eval.null_move = check()?,
-            "killers" => o.eval.killers = check()?,
-            "checkextensions" => o.eval.check_extensions = check()?,
-            "aspiration" => o.eval.aspiration = check()?,
-            "lmr" => o.eval.lmr = check()?,
-            "lmp" => o.eval.lmp = check()?,
-            "see" => o.eval.see = check()?,
-            "futility" => o.eval.futility = check()?,
-            "orderingdepth" => o.eval.predictor_depth = spin(1, 64)? as i32,
-            "mctsleaf" => {
-                o.mcts.leaf = match combo(&["value", "rollout", "random", "puct"])?.as_str() {
-                    "value" => LeafEval::Value,
-                    "rollout" => LeafEval::PredictorRollout,
-                    "random" => LeafEval::RandomRollout,
-                    _ => LeafEval::Puct,
-                };
-                self.mcts.clear();
-            }
-            "mctsselect" => {
-                o.mcts.select = match combo(&["value", "visits", "both"])?.as_str() {
-                    "value" => FinalMove::Value,
-                    "visits" => FinalMove::Visits,
-                    _ => FinalMove::Both,
-                }
-            }
-            "mctsc" => {
-                o.mcts.c = value
-                    .parse::<f32>()
-                    .ok()
-                    .filter(|c| c.is_finite() && *c >= 0.0)
-                    .ok_or_else(|| format!("option {name}: expected a number >= 0, got `{value}`"))?
-            }
-            "policymode" => {
-                o.policy = if combo(&["joint", "greedy"])? == "joint" { PolicyMode::Joint } else { PolicyMode::Greedy }
-            }
-            "hash" => {
-                o.hash_mb = spin(1, 65536)? as usize;
-                self.tt = Table::new(o.hash_mb);
-                self.compare_table = CompareTable::new(o.hash_mb);
-            }
-            "threads" => o.threads = spin(1, 256)? as usize,
-            "moveoverhead" => o.move_overhead = Duration::from_millis(spin(0, 10_000)? as u64),
-            "models" => {
-                let dir = (!value.is_empty() && value != "<embedded>").then(|| PathBuf::from(value));
-                self.networks = Networks::load_or_embedded(dir.as_deref()).map_err(|e| format!("option Models: {e}"))?;
-                self.options.models = dir;
-                self.new_game();
-            }
-            _ => return Err(format!("unknown option `{name}`")),
-        }
-        self.mcts.options = self.options.mcts;
-        Ok(())
+        let option = options::find(name).ok_or_else(|| format!("unknown option `{}`", name.trim()))?;
+        option.apply(self, value)
+    }
+
+    /// New, empty tables of `megabytes` MB each (the `Hash` option).
+    fn resize_tables(&mut self, megabytes: usize) {
+        self.tt = Table::new(megabytes);
+        self.compare_table = CompareTable::new(megabytes);
     }
 
     /// Searches the game's position; `None` when it has no legal move.
@@ -274,28 +126,19 @@ impl Engine {
         if position.legal_moves().is_empty() {
             return None;
         }
-        let control = Control::new(limits, position.turn(), self.options.move_overhead, stop);
-        Some(match self.options.search {
-            SearchKind::Eval => eval::search(
-                &self.networks,
-                game,
-                self.options.eval_options(),
-                &self.tt,
-                &control,
-                self.options.threads,
-                reporter,
-            ),
-            SearchKind::Compare => compare::search(
-                &self.networks,
-                game,
-                self.options.compare_options(),
-                &mut self.compare_table,
-                &control,
-                reporter,
-            ),
+        let settings = &self.settings;
+        let control = Control::new(limits, position.turn(), settings.move_overhead, stop);
+        Some(match settings.search {
+            SearchKind::EvalAlphaBeta => {
+                eval::search(&self.networks, game, settings.eval, &self.tt, &control, settings.threads, reporter)
+            }
+            SearchKind::CompareAlphaBeta => {
+                let options = CompareOptions { tt: settings.eval.tt, ordering: settings.eval.ordering };
+                compare::search(&self.networks, game, options, &mut self.compare_table, &control, reporter)
+            }
             SearchKind::Mcts => self.mcts.search(&self.networks, game, &control, reporter),
             SearchKind::Policy => {
-                let result = policy::choose(&self.networks, position, self.options.policy, &control.search_moves);
+                let result = policy::choose(&self.networks, position, settings.policy, &control.search_moves);
                 reporter(&Info {
                     depth: 0,
                     seldepth: 0,

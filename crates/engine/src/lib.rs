@@ -2,11 +2,13 @@
 //!
 //! * [`nn`]: plain-Rust inference of the comparator, move predictors and evaluation net.
 //! * [`search`]: evaluation alpha-beta, comparison alpha-beta, MCTS, policy players.
-//! * [`engine`]: options and dispatch; [`uci`]: the protocol; [`bench`]: benchmarks.
+//! * [`engine`]: the engine facade, its options and the dispatch of `go`;
+//!   [`uci_server`]: the protocol, engine side; [`position_history`]: a position with the
+//!   keys of the positions before it; [`bench`](mod@bench): benchmarks.
 
 pub mod bench;
 pub mod engine;
-pub mod game;
 pub mod nn;
+pub mod position_history;
 pub mod search;
-pub mod uci;
+pub mod uci_server;

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use deepchess_engine::engine::Engine;
-use deepchess_engine::game::Game;
-use deepchess_engine::nn::Networks;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::search::{Limits, Score};
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Move, Position};
@@ -49,8 +48,9 @@ pub struct AnalyseArgs {
 pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
     let moves: Vec<&str> = args.moves.iter().map(String::as_str).collect();
     let game = Game::from_uci(Some(&args.fen), &moves).context("--fen/--moves")?;
-    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
-    let mut engine = Engine::new(networks);
+    let mut engine = Engine::load(args.models.as_deref()).context("loading the networks")?;
+    // Nothing stands between the search and the terminal: no time is kept in hand.
+    engine.set_option("Move Overhead", "0").map_err(|e| anyhow::anyhow!(e))?;
     engine.set_option("Search", &args.search).map_err(|e| anyhow::anyhow!("--search: {e}"))?;
     for option in &args.options {
         let Some((name, value)) = option.split_once('=') else { bail!("--option `{option}`: expected NAME=VALUE") };
@@ -65,7 +65,6 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
         nodes: args.nodes,
         ..Limits::default()
     };
-    engine.options.move_overhead = Duration::ZERO;
     let verbose = args.verbose;
     let result = engine.go(&game, &limits, Arc::new(AtomicBool::new(false)), &mut |info| {
         if verbose {

@@ -100,7 +100,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 };
                 engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
             }
-            let (nodes, elapsed) = search_bench(engine.networks(), depth, engine.options.eval_options(), |p| {
+            let (nodes, elapsed) = search_bench(engine.networks(), depth, engine.eval_search_options(), |p| {
                 println!(
                     "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",
                     p.fen,

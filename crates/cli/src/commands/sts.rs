@@ -1,5 +1,6 @@
 //! `deepchess sts`: runs an EPD test suite (STS or plain `bm`/`am`) through one of our
-//! searches (`deepchess uci` with options) or any external UCI engine (`--uci "CMD"`).
+//! searches (`deepchess uci` with options, one flag per option of the engine's table) or
+//! any external UCI engine (`--uci "CMD"`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,66 +12,99 @@ use deepchess_arena::suite::{Report, Suite};
 use deepchess_arena::suite_runner::{SuiteSettings, run_suite};
 use deepchess_arena::uci::EngineCommand;
 use deepchess_core::atomic::{check_overwrite, write_atomic};
+use deepchess_engine::engine::options::{OPTIONS, OptionType, UciOption};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Options of our own engine, sent as `setoption` (and `--option` for any engine).
-#[derive(clap::Args, Debug, Default)]
-pub struct EngineOptions {
-    /// Our search: compare, eval, mcts or policy.
-    #[arg(long)]
-    search: Option<String>,
-    /// Transposition table: true or false.
-    #[arg(long)]
-    tt: Option<String>,
-    /// Move ordering by the move predictors: true or false.
-    #[arg(long)]
-    ordering: Option<String>,
-    /// MCTS leaf evaluation: value (a), rollout (b), random (c) or puct (d).
-    #[arg(long)]
-    mcts_leaf: Option<String>,
-    /// MCTS final-move rule: value, visits or both.
-    #[arg(long)]
-    mcts_select: Option<String>,
-    /// Policy player mode (see `deepchess uci`).
-    #[arg(long)]
-    policy_mode: Option<String>,
-    /// Hash table size in MB.
-    #[arg(long)]
-    hash: Option<u32>,
-    /// Search threads (sent as the `Threads` option).
-    #[arg(long)]
-    threads: Option<u32>,
-    /// Model directory.
-    #[arg(long)]
-    models: Option<String>,
-    /// Move overhead in ms.
-    #[arg(long)]
-    move_overhead: Option<u32>,
-    /// Any other engine option, `NAME=VALUE` (repeatable), e.g. `--option "Skill Level=5"`.
-    #[arg(long = "option", value_name = "NAME=VALUE")]
+/// Our engine's options as flags, one per option of its table (`MctsLeaf` as `--mcts-leaf`),
+/// sent as `setoption` in the table's order, then `--option NAME=VALUE` for any engine.
+#[derive(Debug, Default)]
+pub struct EngineFlags {
+    /// The flags given, as (option name, value).
+    options: Vec<(String, String)>,
+    /// The `--option` texts.
     extra: Vec<String>,
 }
 
-impl EngineOptions {
-    /// The `setoption` pairs, in a fixed order.
+/// The options that take a value, hence a flag (not buttons).
+fn flag_options() -> impl Iterator<Item = &'static UciOption> {
+    OPTIONS.iter().filter(|o| !matches!(o.kind, OptionType::Button { .. }))
+}
+
+/// An option's flag: `MctsLeaf` → `mcts-leaf`, `Move Overhead` → `move-overhead`, `UCI_Elo` →
+/// `uci-elo`.
+fn flag(name: &str) -> String {
+    let mut flag = String::new();
+    let mut previous = ' ';
+    for c in name.chars() {
+        if c == ' ' || c == '_' {
+            flag.push('-');
+        } else {
+            if c.is_ascii_uppercase() && (previous.is_ascii_lowercase() || previous.is_ascii_digit()) {
+                flag.push('-');
+            }
+            flag.push(c.to_ascii_lowercase());
+        }
+        previous = c;
+    }
+    flag
+}
+
+impl clap::Args for EngineFlags {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        let flags = flag_options().map(|option| {
+            let default = option.default_value().unwrap_or_default();
+            // clap keeps `'static` flag names; these few are made once per run.
+            let long: &'static str = String::leak(flag(option.name));
+            let arg = clap::Arg::new(option.name)
+                .long(long)
+                .help(format!("Our engine's `{}`: {} ({}; default {default})", option.name, option.doc, option.allowed()));
+            match option.kind {
+                // Numbers are checked here for any engine; ranges are the engine's own.
+                OptionType::Spin { .. } => arg.value_name("N").value_parser(clap::value_parser!(i64)),
+                _ => arg.value_name("VALUE"),
+            }
+        });
+        command.args(flags).arg(
+            clap::Arg::new("option")
+                .long("option")
+                .value_name("NAME=VALUE")
+                .action(clap::ArgAction::Append)
+                .help("Any other engine option, `NAME=VALUE` (repeatable), e.g. `--option \"Skill Level=5\"`"),
+        )
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+impl clap::FromArgMatches for EngineFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut flags = EngineFlags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        for option in flag_options() {
+            let value = match option.kind {
+                OptionType::Spin { .. } => matches.get_one::<i64>(option.name).map(i64::to_string),
+                _ => matches.get_one::<String>(option.name).cloned(),
+            };
+            if let Some(value) = value {
+                self.options.retain(|(name, _)| name != option.name);
+                self.options.push((option.name.to_owned(), value));
+            }
+        }
+        self.extra.extend(matches.get_many::<String>("option").into_iter().flatten().cloned());
+        Ok(())
+    }
+}
+
+impl EngineFlags {
+    /// The `setoption` pairs: the flags in the table's order, then the `--option`s.
     fn pairs(&self) -> anyhow::Result<Vec<(String, String)>> {
-        let text = |v: &Option<String>| v.clone();
-        let number = |v: Option<u32>| v.map(|n| n.to_string());
-        let mut pairs: Vec<(String, String)> = [
-            ("Search", text(&self.search)),
-            ("TT", text(&self.tt)),
-            ("Ordering", text(&self.ordering)),
-            ("MctsLeaf", text(&self.mcts_leaf)),
-            ("MctsSelect", text(&self.mcts_select)),
-            ("PolicyMode", text(&self.policy_mode)),
-            ("Hash", number(self.hash)),
-            ("Threads", number(self.threads)),
-            ("Models", text(&self.models)),
-            ("MoveOverhead", number(self.move_overhead)),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
-        .collect();
+        let mut pairs = self.options.clone();
         for extra in &self.extra {
             let Some((name, value)) = extra.split_once('=') else {
                 bail!("--option \"{extra}\": expected NAME=VALUE");
@@ -100,7 +134,7 @@ pub struct StsArgs {
     #[arg(long, value_name = "CMD")]
     uci: Option<String>,
     #[command(flatten)]
-    options: EngineOptions,
+    options: EngineFlags,
     /// Engine processes running positions at once.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use deepchess_engine::engine::Engine;
-use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess uci`.
 #[derive(clap::Args)]
@@ -17,8 +16,6 @@ pub struct UciArgs {
 
 /// Runs `deepchess uci`.
 pub fn run(args: UciArgs) -> anyhow::Result<()> {
-    let networks = Networks::load_or_embedded(args.models.as_deref()).context("loading the networks")?;
-    let mut engine = Engine::new(networks);
-    engine.options.models = args.models;
-    deepchess_engine::uci::run(engine, std::io::stdin().lock(), std::io::stdout()).context("UCI session")
+    let engine = Engine::load(args.models.as_deref()).context("loading the networks")?;
+    deepchess_engine::uci_server::run(engine, std::io::stdin().lock(), std::io::stdout()).context("UCI session")
 }

@@ -20,8 +20,8 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::ordering::{Prediction, mvv_lva};
 use super::tt::{pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Reporter, Score, SearchResult};
-use crate::game::{Game, KeyStack, is_rule_draw, key};
 use crate::nn::{Code, Networks, Scratch};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;

@@ -14,8 +14,8 @@ use super::ordering::{Prediction, mvv_lva};
 use super::see::{piece_value, see};
 use super::tt::{Bound, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
-use crate::game::{Game, KeyStack, key};
 use crate::nn::{Accumulator, Networks, Scratch};
+use crate::position_history::{Game, KeyStack, key};
 
 /// Above any reachable score.
 const INFINITY: i32 = MATE + 1;

@@ -30,7 +30,7 @@ use shakmaty::{Chess, Color, Move, Position};
 
 use super::ordering::move_probabilities;
 use super::{Control, Info, Reporter, Score, SearchResult};
-use crate::game::{Game, KeyStack, is_rule_draw, key};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 use crate::nn::{Networks, Scratch};
 
 /// Longest predictor rollout before the evaluation net judges the position.

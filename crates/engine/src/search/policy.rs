@@ -76,7 +76,7 @@ fn score_after(networks: &Networks, position: &Chess, m: &Move) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Game;
+    use crate::position_history::Game;
 
     #[test]
     fn both_modes_play_legal_queen_promotions() {

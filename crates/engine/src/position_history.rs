@@ -1,5 +1,6 @@
-//! A game: the current position and the Zobrist keys of the positions before it, for
-//! repetition detection.
+//! Position history: a game's current position and the Zobrist keys of the positions
+//! before it, for repetition detection (the engine side; the arena's `game` module plays
+//! whole games between engine processes).
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -97,7 +98,6 @@ impl Game {
     pub fn history(&self) -> &[u64] {
         &self.history
     }
-
 }
 
 /// Keys of the positions on the way to the current node (game history, then the search

@@ -1,5 +1,6 @@
-//! The UCI protocol: reads commands, runs searches on a thread (so that `stop`, `isready`
-//! and `quit` are answered at once) and writes `info` and `bestmove` lines.
+//! The UCI protocol, engine side (what a GUI or the arena's UCI client talks to): reads
+//! commands, runs searches on a thread (so that `stop`, `isready` and `quit` are answered
+//! at once) and writes `info` and `bestmove` lines.
 //!
 //! Malformed input never ends the session: it is answered with `info string error: …`
 //! and the engine keeps its previous, valid state.
@@ -13,8 +14,9 @@ use std::time::Duration;
 use shakmaty::uci::UciMove;
 use shakmaty::Move;
 
-use crate::engine::{Engine, uci_option_lines};
-use crate::game::Game;
+use crate::engine::Engine;
+use crate::engine::options::OPTIONS;
+use crate::position_history::Game;
 use crate::search::{Limits, uci_move};
 
 /// Shared output: lines are written whole and flushed.
@@ -75,8 +77,8 @@ impl Session {
             "uci" => {
                 self.out.line(concat!("id name deepchess ", env!("CARGO_PKG_VERSION")));
                 self.out.line("id author the deepchess authors");
-                for option in uci_option_lines() {
-                    self.out.line(&option);
+                for option in OPTIONS {
+                    self.out.line(&option.uci_line());
                 }
                 self.out.line("uciok");
             }
@@ -119,8 +121,7 @@ impl Session {
                 Ok(engine) => self.engine = Some(engine),
                 Err(_) => {
                     self.out.error("the search thread panicked; restarting with the embedded networks");
-                    let networks = crate::nn::Networks::embedded().expect("embedded networks load");
-                    self.engine = Some(Engine::new(networks));
+                    self.engine = Some(Engine::load(None).expect("embedded networks load"));
                 }
             }
         }
