@@ -1,6 +1,6 @@
-//! Training checkpoints: parameters, Adam's state, the best parameters so far and the
-//! run's history in one safetensors file (the JSON state in its metadata), written
-//! atomically so an interrupted run never leaves a corrupt checkpoint.
+//! Training checkpoints: parameters, Adam's state, the best epoch so far (its number and
+//! parameters) and the run's history in one safetensors file (the JSON state in its
+//! metadata), written atomically so an interrupted run never leaves a corrupt checkpoint.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -28,12 +28,23 @@ pub struct Checkpoint {
     pub params: Params,
     /// Optimiser state.
     pub adam: Adam,
-    /// Best parameters by validation metric, with that metric (higher is better).
-    pub best: Option<(f64, Params)>,
+    /// The best epoch so far by validation metric.
+    pub best: Option<Best>,
     /// Metrics of every completed epoch.
     pub history: Vec<EpochMetrics>,
     /// The options the run was started with (a resumed run must match them).
     pub options: serde_json::Value,
+}
+
+/// The parameters of the best epoch so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Best {
+    /// Its number, from 1.
+    pub epoch: u32,
+    /// Its validation metric (higher is better).
+    pub metric: f64,
+    /// The parameters at its end.
+    pub params: Params,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -43,6 +54,9 @@ struct State {
     stacks: Vec<StackSpec>,
     best_stacks: Option<Vec<StackSpec>>,
     best_metric: Option<f64>,
+    /// Absent from the checkpoints of earlier versions, which did not record it.
+    #[serde(default)]
+    best_epoch: Option<u32>,
     history: Vec<EpochMetrics>,
     options: serde_json::Value,
 }
@@ -54,8 +68,9 @@ impl Checkpoint {
             epoch: self.epoch,
             adam_steps: self.adam.steps.clone(),
             stacks: self.params.stacks.clone(),
-            best_stacks: self.best.as_ref().map(|(_, p)| p.stacks.clone()),
-            best_metric: self.best.as_ref().map(|(m, _)| *m),
+            best_stacks: self.best.as_ref().map(|b| b.params.stacks.clone()),
+            best_metric: self.best.as_ref().map(|b| b.metric),
+            best_epoch: self.best.as_ref().map(|b| b.epoch),
             history: self.history.clone(),
             options: self.options.clone(),
         };
@@ -68,8 +83,8 @@ impl Checkpoint {
         add("param/", &self.params.values);
         add("adam_m/", &self.adam.m);
         add("adam_v/", &self.adam.v);
-        if let Some((_, best)) = &self.best {
-            add("best/", &best.values);
+        if let Some(best) = &self.best {
+            add("best/", &best.params.values);
         }
         let views = buffers
             .iter()
@@ -100,8 +115,11 @@ impl Checkpoint {
         let mut take = |k: &str| maps.remove(k).unwrap_or_default();
         let params = Params { stacks: state.stacks, values: take("param") };
         let adam = Adam { steps: state.adam_steps, m: take("adam_m"), v: take("adam_v") };
-        let best = match (state.best_metric, state.best_stacks) {
-            (Some(m), Some(stacks)) => Some((m, Params { stacks, values: take("best") })),
+        let best = match (state.best_metric, state.best_stacks, state.best_epoch) {
+            (Some(metric), Some(stacks), Some(epoch)) => Some(Best { epoch, metric, params: Params { stacks, values: take("best") } }),
+            (Some(_), Some(_), None) => {
+                return Err(bad("written by an earlier version that did not record the best epoch (start afresh with --force)".into()));
+            }
             _ => None,
         };
         for (name, shape) in params.stacks.iter().flat_map(StackSpec::tensors) {
@@ -111,5 +129,42 @@ impl Checkpoint {
             }
         }
         Ok(Checkpoint { epoch: state.epoch, params, adam, best, history: state.history, options: state.options })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deepchess_core::Activation;
+
+    fn checkpoint() -> Checkpoint {
+        let params = Params::init(vec![StackSpec::new("s", &[3, 2], Activation::Relu)], 1);
+        let best = Best { epoch: 2, metric: 0.75, params: Params::init(params.stacks.clone(), 2) };
+        Checkpoint { epoch: 3, params, adam: Adam::default(), best: Some(best), history: Vec::new(), options: serde_json::json!({}) }
+    }
+
+    #[test]
+    fn the_best_epoch_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        checkpoint().save(&path).unwrap();
+        assert_eq!(Checkpoint::load(&path).unwrap(), checkpoint());
+    }
+
+    #[test]
+    fn a_best_without_its_epoch_is_refused_with_the_file_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(CHECKPOINT_FILE);
+        checkpoint().save(&path).unwrap();
+        // rewrite it as earlier versions did: the same state without `best_epoch`
+        let bytes = std::fs::read(&path).unwrap();
+        let (_, meta) = SafeTensors::read_metadata(&bytes).unwrap();
+        let mut state: serde_json::Value = serde_json::from_str(&meta.metadata().as_ref().unwrap()["state"]).unwrap();
+        state.as_object_mut().unwrap().remove("best_epoch");
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let metadata = HashMap::from([("state".to_string(), state.to_string())]);
+        std::fs::write(&path, safetensors::serialize(st.tensors(), Some(metadata)).unwrap()).unwrap();
+        let err = Checkpoint::load(&path).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()) && err.contains("best epoch") && err.contains("--force"), "{err}");
     }
 }

@@ -1,8 +1,9 @@
 //! `deepchess eval`: the trained networks measured on any PGN file. The file is prepared
 //! exactly as for training (into a temporary directory, every game in one split, drawn
 //! games kept) and the measures are those of training: comparator pairs drawn from the
-//! decisive games with a fixed seed, the move predictors' per-net and joint accuracy,
-//! the value net's loss, result accuracy and accuracy as a comparator on the same pairs.
+//! decisive games with a fixed seed ([`comparator::measurement_pairs`]), the move
+//! predictors' per-net and joint accuracy, the value net's loss, result accuracy and
+//! accuracy as a comparator on the same pairs.
 
 use std::path::Path;
 
@@ -15,9 +16,6 @@ use crate::device::DeviceChoice;
 use crate::nn::params::Params;
 use crate::prepare::{PrepareOptions, prepare};
 use crate::trainers::{comparator, movepred, value};
-
-/// Seed of the evaluation pairs.
-pub const PAIR_SEED: u64 = 0;
 
 /// A PGN prepared into a temporary directory (removed on drop).
 pub struct PreparedPgn {
@@ -60,7 +58,7 @@ pub fn comparator(data: &Path, model: &Model, pairs: usize, device: DeviceChoice
     let params = params(model, ModelKind::Comparator)?;
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
     let (white, black) = comparator::decisive(&file);
-    let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
+    let pairs = comparator::measurement_pairs(&white, &black, pairs)?;
     let tally = comparator::evaluate(&params, &device.device()?, &file, &pairs)?;
     Ok(ComparatorEval { accuracy: tally.accuracy(), pairs: pairs.len() })
 }
@@ -90,7 +88,7 @@ pub fn value(data: &Path, model: &Model, pairs: usize, result_weight: f64) -> an
     let scores = value::evaluate(&params, &positions, &crate::eval_positions::Target { result_weight, scale });
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
     let (white, black) = comparator::decisive(&file);
-    let pairs = comparator::draw_pairs(&white, &black, pairs, PAIR_SEED, 0, false)?;
+    let pairs = comparator::measurement_pairs(&white, &black, pairs)?;
     let pair_accuracy = value::pair_accuracy(&params, &file, &pairs)?;
     Ok(ValueEval { scores, pair_accuracy, pairs: pairs.len() })
 }

@@ -1,16 +1,22 @@
-//! What every training run shares: its output directory, checkpoints and `--resume`,
-//! per-epoch metrics, progress bars, one optimisation step, and the model card.
+//! The one training loop every trainer runs in ([`train`]): the run directory, `--resume`
+//! and `--force`, stages and epochs, the learning-rate schedule, progress bars, metrics,
+//! the best parameters with their epoch, and the final model with its card.
+//!
+//! A trainer ([`Trainer`]) says what its run is (options, initial parameters, stages with
+//! their epochs and [`Schedule`]), which records each epoch visits ([`Pass`]), how one batch
+//! updates the parameters (any way it likes: a burn [`Graph`] through [`step`], or
+//! gradients computed by hand), how the parameters score on validation, and what the model
+//! card says.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 use burn::tensor::{Device, Tensor};
-use deepchess_core::ModelCard;
+use deepchess_core::{Model, ModelCard, ModelKind};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
-use crate::checkpoint::{CHECKPOINT_FILE, Checkpoint};
+use crate::checkpoint::{Best, CHECKPOINT_FILE, Checkpoint};
 use crate::device::DeviceChoice;
 use crate::metrics::{self, EpochMetrics};
 use crate::nn::adam::Adam;
@@ -38,22 +44,316 @@ pub struct RunArgs {
     pub device: DeviceChoice,
 }
 
+/// A learning-rate schedule: the rate of every batch of a stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Schedule {
+    /// `lr × decay^epoch` (epoch within the stage, from 0), constant within an epoch.
+    Exponential {
+        /// Rate of the first epoch.
+        lr: f64,
+        /// Factor per epoch.
+        decay: f64,
+    },
+    /// Linear warm-up over the stage's first `warmup` batches (`lr × (b + 1) / warmup` at
+    /// batch `b`), then a cosine from `lr` down towards `min_lr` at the end of the stage.
+    WarmupCosine {
+        /// Peak rate, reached at the end of the warm-up.
+        lr: f64,
+        /// Batches of warm-up (0: none).
+        warmup: u64,
+        /// Rate the cosine ends at.
+        min_lr: f64,
+    },
+}
+
+/// Where a batch is within its stage, as a [`Schedule`] sees it. Batches are counted as
+/// `epoch × batches + batch`, so a stage's epochs should have the same number of batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScheduleAt {
+    /// Epoch within the stage, from 0.
+    pub epoch: u32,
+    /// Epochs of the stage.
+    pub epochs: u32,
+    /// Batch within the epoch's pass, from 0.
+    pub batch: usize,
+    /// Batches of the pass.
+    pub batches: usize,
+}
+
+impl Schedule {
+    /// The learning rate at `at`.
+    pub fn lr(&self, at: ScheduleAt) -> f64 {
+        match *self {
+            Schedule::Exponential { lr, decay } => lr * decay.powi(at.epoch as i32),
+            Schedule::WarmupCosine { lr, warmup, min_lr } => {
+                let step = u64::from(at.epoch) * at.batches as u64 + at.batch as u64;
+                if step < warmup {
+                    return lr * (step + 1) as f64 / warmup as f64;
+                }
+                let span = (u64::from(at.epochs) * at.batches as u64).saturating_sub(warmup).max(1);
+                let t = ((step - warmup) as f64 / span as f64).min(1.0);
+                min_lr + (lr - min_lr) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+        }
+    }
+}
+
+/// A part of a run with its own epochs and schedule (for example one layer's pre-training).
+/// Every stage starts with fresh Adam moments.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stage {
+    /// Epochs (a stage with none is skipped).
+    pub epochs: u32,
+    /// Items per batch (the last batch of a pass may be smaller).
+    pub batch: usize,
+    /// Learning rate of its batches.
+    pub schedule: Schedule,
+}
+
+/// Where an epoch is in the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpochAt {
+    /// The epoch's number over the whole run, from 0 (seed data orders with it: a resumed
+    /// run then draws what the uninterrupted one would have).
+    pub epoch: u32,
+    /// Its stage: an index into [`Trainer::stages`].
+    pub stage: usize,
+    /// Epoch within the stage, from 0.
+    pub stage_epoch: u32,
+    /// Epochs of the stage.
+    pub stage_epochs: u32,
+}
+
+impl EpochAt {
+    /// Whether this is the stage's last epoch.
+    pub fn last_of_stage(&self) -> bool {
+        self.stage_epoch + 1 == self.stage_epochs
+    }
+}
+
+/// One walk of an epoch through training items, with its own progress bar and metrics row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pass {
+    /// The row's `stage` column and the progress bar's label (for example `value`).
+    pub name: String,
+    /// The items in the order they are trained, cut into the stage's batches for
+    /// [`Trainer::step`].
+    pub order: Vec<usize>,
+}
+
+/// One batch handed to [`Trainer::step`].
+pub struct Batch<'a> {
+    /// The batch's items (a chunk of the pass's order).
+    pub indices: &'a [usize],
+    /// Which pass of the epoch: an index into what [`Trainer::passes`] returned.
+    pub pass: usize,
+    /// The epoch.
+    pub at: EpochAt,
+    /// Learning rate from the stage's schedule.
+    pub lr: f64,
+    /// The device, with autodiff, for trainers that use a burn graph ([`step`]).
+    pub device: &'a Device,
+}
+
+/// What one batch step measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchResult {
+    /// Mean loss over the batch (before the update).
+    pub loss: f64,
+    /// Correct predictions in the batch, where accuracy means something.
+    pub correct: Option<usize>,
+}
+
+/// Validation loss and accuracy of one network or stage.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score {
+    /// Validation loss.
+    pub loss: f64,
+    /// Validation accuracy, where it means something.
+    pub accuracy: Option<f64>,
+}
+
+/// What [`Trainer::validate`] found after an epoch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Validation {
+    /// One score per pass of the epoch, in order.
+    pub passes: Vec<Score>,
+    /// Rows that only measure (no training loss), named, after the passes' rows.
+    pub extra: Vec<(String, Score)>,
+    /// What selects the best epoch (higher is better); `None` keeps no best parameters and
+    /// the model is the last epoch's.
+    pub metric: Option<f64>,
+}
+
+impl Validation {
+    /// The validation of a one-pass epoch.
+    pub fn one(score: Score, metric: Option<f64>) -> Validation {
+        Validation { passes: vec![score], extra: Vec::new(), metric }
+    }
+}
+
+/// What a finished run tells [`Trainer::card`].
+pub struct Finished<'a> {
+    /// The epoch (from 1) whose parameters the model holds, when the run selects one.
+    pub best_epoch: Option<u32>,
+    /// Epochs trained.
+    pub epochs: u32,
+    /// Metrics rows of every epoch.
+    pub history: &'a [EpochMetrics],
+}
+
+/// What a trainer puts into the final model; the driver adds the data, options, epochs,
+/// git commit and `best_epoch` to the card, saves the model, then prints `report`.
+pub struct Card {
+    /// Model kind.
+    pub kind: ModelKind,
+    /// The stacks the model holds, in order.
+    pub stacks: Vec<String>,
+    /// The card's description of the outputs.
+    pub output: serde_json::Value,
+    /// The card's metrics (a JSON object).
+    pub metrics: serde_json::Value,
+    /// Lines printed on standard output once the model is saved.
+    pub report: String,
+}
+
+/// A network's training, as the driver [`train`] runs it.
+pub trait Trainer {
+    /// The options, recorded in the checkpoint and the card (a resumed run must have the
+    /// same, except `epochs`).
+    fn options(&self) -> anyhow::Result<serde_json::Value>;
+
+    /// The parameters a fresh run starts from.
+    fn init(&self) -> anyhow::Result<Params>;
+
+    /// The stages, in order (most trainers have one).
+    fn stages(&self) -> Vec<Stage>;
+
+    /// The passes of epoch `at` (most trainers have one: the epoch's shuffled records).
+    fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>>;
+
+    /// Trains on one batch: updates `params` (and `adam`, if it is used) and returns the
+    /// batch's loss and correct predictions.
+    fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult>;
+
+    /// Scores `params` on validation after epoch `at` (`device` without autodiff).
+    fn validate(&mut self, params: &Params, device: &Device, at: &EpochAt) -> anyhow::Result<Validation>;
+
+    /// The model's card for the final parameters `params` (the best epoch's, or the last's).
+    fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card>;
+}
+
+
+/// Runs `trainer` in the run directory `args.out`: resumes from its checkpoint with
+/// `--resume` (refusing to overwrite an earlier run without `--force`), trains every
+/// stage's epochs (saving the checkpoint, metrics.csv and metrics.png after each), then
+/// writes the model (the best epoch's parameters, or the last epoch's when the validation
+/// gives no metric), prints the trainer's report and returns the model.
+pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model> {
+    let stages = trainer.stages();
+    let options = trainer.options()?;
+    let mut run = Run::open(args, options, || trainer.init())?;
+    let inference = run.device.clone().inner();
+    while let Some(at) = epoch_at(&stages, run.state.epoch) {
+        let stage = stages[at.stage];
+        if at.stage_epoch == 0 {
+            // set at the start of a stage rather than at the end of the previous one, so
+            // that a run resumed at a stage boundary does the same
+            run.state.adam = Adam::default();
+        }
+        let passes = trainer.passes(&at)?;
+        let mut trained = Vec::with_capacity(passes.len());
+        for (k, pass) in passes.iter().enumerate() {
+            trained.push(train_pass(trainer, &mut run, stage, at, k, pass)?);
+        }
+        let validation = trainer.validate(&run.state.params, &inference, &at)?;
+        run.end_epoch(trained, validation)?;
+    }
+    if run.state.epoch == 0 {
+        anyhow::bail!("no epoch to train: raise --epochs");
+    }
+    let (params, best_epoch) = match &run.state.best {
+        Some(best) => (&best.params, Some(best.epoch)),
+        None => (&run.state.params, None),
+    };
+    let card = trainer.card(params, &inference, &Finished { best_epoch, epochs: run.state.epoch, history: &run.state.history })?;
+    let mut metrics = card.metrics;
+    if let (Some(epoch), Some(object)) = (best_epoch, metrics.as_object_mut()) {
+        object.insert("best_epoch".into(), epoch.into());
+    }
+    let stacks: Vec<&str> = card.stacks.iter().map(String::as_str).collect();
+    let model = params.to_model(card.kind, &stacks, |c| {
+        c.output = card.output;
+        fill_card(c, &args.data, &run.state.options, run.state.epoch, metrics);
+    })?;
+    model.save(&run.dir)?;
+    println!("{}", card.report);
+    Ok(model)
+}
+
+/// The epoch `epoch` (from 0) of the run made of `stages`, or `None` past its end.
+fn epoch_at(stages: &[Stage], epoch: u32) -> Option<EpochAt> {
+    let mut start = 0u32;
+    for (stage, s) in stages.iter().enumerate() {
+        let end = start.saturating_add(s.epochs);
+        if epoch < end {
+            return Some(EpochAt { epoch, stage, stage_epoch: epoch - start, stage_epochs: s.epochs });
+        }
+        start = end;
+    }
+    None
+}
+
+/// One pass trained: its name, loss and accuracy, learning rate of its last batch and
+/// items per second.
+struct TrainedPass {
+    name: String,
+    tally: Tally,
+    accuracy: bool,
+    lr: f64,
+    rate: f64,
+}
+
+/// Trains `trainer` on pass number `k` of epoch `at`, batch by batch, with a progress bar.
+fn train_pass(trainer: &mut impl Trainer, run: &mut Run, stage: Stage, at: EpochAt, k: usize, pass: &Pass) -> anyhow::Result<TrainedPass> {
+    let bar = progress_bar(&pass.name, pass.order.len() as u64);
+    let started = Instant::now();
+    let size = stage.batch.max(1);
+    let batches = pass.order.len().div_ceil(size);
+    let lr_at = |b: usize| stage.schedule.lr(ScheduleAt { epoch: at.stage_epoch, epochs: at.stage_epochs, batch: b, batches });
+    let mut tally = Tally::default();
+    let mut accuracy = true;
+    for (b, indices) in pass.order.chunks(size).enumerate() {
+        let batch = Batch { indices, pass: k, at, lr: lr_at(b), device: &run.device };
+        let result = trainer.step(&batch, &mut run.state.params, &mut run.state.adam)?;
+        if !result.loss.is_finite() {
+            anyhow::bail!("{}: the loss became {} (lower the learning rate)", pass.name, result.loss);
+        }
+        accuracy &= result.correct.is_some();
+        tally.add(result.loss, result.correct.unwrap_or(0) as f64, indices.len());
+        bar.inc(indices.len() as u64);
+        bar.set_message(format!("loss {:.4}", tally.mean_loss()));
+    }
+    bar.finish_and_clear();
+    let rate = pass.order.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    Ok(TrainedPass { name: pass.name.clone(), tally, accuracy, lr: lr_at(batches.saturating_sub(1)), rate })
+}
+
 /// A training run in progress.
-pub struct Run {
+struct Run {
     /// The run directory.
-    pub dir: PathBuf,
+    dir: PathBuf,
     /// Its state, saved after every epoch.
-    pub state: Checkpoint,
-    /// The device gradients are computed on.
-    pub device: Device,
+    state: Checkpoint,
+    /// The device gradients are computed on (with autodiff).
+    device: Device,
 }
 
 impl Run {
     /// Opens the run directory: resumes from its checkpoint with `--resume`, otherwise
     /// starts from `init()` (refusing to overwrite an earlier run without `--force`).
     /// `options` are recorded; a resumed run must have the same ones, except `epochs`.
-    pub fn open(args: &RunArgs, options: &impl Serialize, init: impl FnOnce() -> anyhow::Result<Params>) -> anyhow::Result<Run> {
-        let options = serde_json::to_value(options)?;
+    fn open(args: &RunArgs, options: serde_json::Value, init: impl FnOnce() -> anyhow::Result<Params>) -> anyhow::Result<Run> {
         let checkpoint = args.out.join(CHECKPOINT_FILE);
         let device = args.device.device()?.autodiff();
         if args.resume {
@@ -76,7 +376,7 @@ impl Run {
             eprintln!("resuming {} after epoch {}", args.out.display(), state.epoch);
             return Ok(Run { dir: args.out.clone(), state, device });
         }
-        if !args.force && args.out.join(CHECKPOINT_FILE).exists() {
+        if !args.force && checkpoint.exists() {
             anyhow::bail!("{} already holds a run (use --resume to continue it or --force to start afresh)", args.out.display());
         }
         std::fs::create_dir_all(&args.out).with_context(|| format!("--out {}", args.out.display()))?;
@@ -84,10 +384,40 @@ impl Run {
         Ok(Run { dir: args.out.clone(), state, device })
     }
 
-    /// Records a finished epoch: its metric rows, the best parameters if `score` (higher is
-    /// better) beats the best so far, then the checkpoint, metrics.csv and metrics.png.
-    pub fn end_epoch(&mut self, rows: Vec<EpochMetrics>, score: Option<f64>) -> anyhow::Result<()> {
+    /// Records a finished epoch: one metrics row per pass (with its validation score) and
+    /// per extra validation row, the best parameters if the validation metric beats the
+    /// best so far, then the checkpoint, metrics.csv and metrics.png.
+    fn end_epoch(&mut self, trained: Vec<TrainedPass>, validation: Validation) -> anyhow::Result<()> {
+        if trained.len() != validation.passes.len() {
+            anyhow::bail!("the trainer validated {} passes of an epoch that had {}", validation.passes.len(), trained.len());
+        }
         self.state.epoch += 1;
+        let epoch = self.state.epoch;
+        let mut rows: Vec<EpochMetrics> = trained
+            .into_iter()
+            .zip(&validation.passes)
+            .map(|(t, v)| EpochMetrics {
+                epoch,
+                stage: t.name,
+                train_loss: Some(t.tally.mean_loss()),
+                train_accuracy: t.accuracy.then(|| t.tally.accuracy()),
+                validation_loss: v.loss,
+                validation_accuracy: v.accuracy,
+                lr: t.lr,
+                samples_per_second: t.rate,
+            })
+            .collect();
+        let (lr, rate) = rows.first().map_or((0.0, 0.0), |r| (r.lr, r.samples_per_second));
+        rows.extend(validation.extra.into_iter().map(|(stage, v)| EpochMetrics {
+            epoch,
+            stage,
+            train_loss: None,
+            train_accuracy: None,
+            validation_loss: v.loss,
+            validation_accuracy: v.accuracy,
+            lr,
+            samples_per_second: rate,
+        }));
         for r in &rows {
             eprintln!(
                 "epoch {:>3} {:<16} train loss {}{} | validation loss {:.5}{} | lr {:.2e} | {:.0}/s",
@@ -102,10 +432,10 @@ impl Run {
             );
         }
         self.state.history.extend(rows);
-        if let Some(score) = score
-            && self.state.best.as_ref().is_none_or(|(b, _)| score > *b)
+        if let Some(metric) = validation.metric
+            && self.state.best.as_ref().is_none_or(|b| metric > b.metric)
         {
-            self.state.best = Some((score, self.state.params.clone()));
+            self.state.best = Some(Best { epoch, metric, params: self.state.params.clone() });
         }
         self.state.save(&self.dir.join(CHECKPOINT_FILE))?;
         metrics::write(&self.dir, &self.state.history)
@@ -142,32 +472,8 @@ impl Tally {
     }
 }
 
-/// Runs `step` over `order` in batches of `batch` with a progress bar (rate and ETA);
-/// returns the tally and the samples per second.
-pub fn epoch_loop(
-    label: &str,
-    order: &[usize],
-    batch: usize,
-    mut step: impl FnMut(&[usize]) -> anyhow::Result<(f64, f64)>,
-) -> anyhow::Result<(Tally, f64)> {
-    let bar = progress_bar(label, order.len() as u64);
-    let started = Instant::now();
-    let mut tally = Tally::default();
-    for chunk in order.chunks(batch.max(1)) {
-        let (loss, correct) = step(chunk)?;
-        if !loss.is_finite() {
-            anyhow::bail!("{label}: the loss became {loss} (lower the learning rate)");
-        }
-        tally.add(loss, correct, chunk.len());
-        bar.inc(chunk.len() as u64);
-        bar.set_message(format!("loss {:.4}", tally.mean_loss()));
-    }
-    bar.finish_and_clear();
-    Ok((tally, order.len() as f64 / started.elapsed().as_secs_f64().max(1e-9)))
-}
-
 /// A progress bar with rate and ETA (hidden when standard error is not a terminal).
-pub fn progress_bar(label: &str, len: u64) -> ProgressBar {
+fn progress_bar(label: &str, len: u64) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(
         ProgressStyle::with_template("{prefix:>14} [{bar:30}] {pos}/{len} {per_sec} ETA {eta} {msg}")
@@ -178,9 +484,9 @@ pub fn progress_bar(label: &str, len: u64) -> ProgressBar {
     bar
 }
 
-/// One Adam step: runs `forward` in a graph over `params` where `trainable` tensors get
-/// gradients, back-propagates the loss it returns, updates the parameters. Returns the
-/// loss and whatever `forward` returned besides.
+/// One Adam step through a burn graph (for [`Trainer::step`]): runs `forward` in a graph
+/// over `params` where `trainable` tensors get gradients, back-propagates the loss it
+/// returns, updates the parameters. Returns the loss and whatever `forward` returned besides.
 pub fn step<T>(
     params: &mut Params,
     adam: &mut Adam,
@@ -201,14 +507,14 @@ pub fn step<T>(
 }
 
 /// The git commit of the working tree the trainer runs in, if any.
-pub fn git_commit() -> Option<String> {
+fn git_commit() -> Option<String> {
     let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// Fills the training metadata of a model card.
-pub fn fill_card(card: &mut ModelCard, data: &Path, summary: serde_json::Value, options: &serde_json::Value, epochs: u32, metrics: serde_json::Value) {
-    card.data = serde_json::json!({ "dataset": data.display().to_string(), "counts": summary });
+fn fill_card(card: &mut ModelCard, data: &Path, options: &serde_json::Value, epochs: u32, metrics: serde_json::Value) {
+    card.data = serde_json::json!({ "dataset": data.display().to_string(), "counts": data_summary(data) });
     card.hyperparameters = options.clone();
     card.epochs = epochs;
     card.metrics = metrics;
@@ -216,15 +522,10 @@ pub fn fill_card(card: &mut ModelCard, data: &Path, summary: serde_json::Value, 
 }
 
 /// The `summary.json` of a prepared dataset (counts and source files), or null.
-pub fn data_summary(dir: &Path) -> serde_json::Value {
+fn data_summary(dir: &Path) -> serde_json::Value {
     std::fs::read(dir.join("summary.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .map(|s| serde_json::json!({ "inputs": s["inputs"], "games": s["games"], "positions": s["positions"], "moves": s["moves"], "options": s["options"] }))
         .unwrap_or(serde_json::Value::Null)
-}
-
-/// Learning rate of `epoch` (from 0): `lr × decay^epoch`.
-pub fn lr_at(lr: f64, decay: f64, epoch: u32) -> f64 {
-    lr * decay.powi(epoch as i32)
 }

@@ -85,6 +85,7 @@ fn value_net_learns_material_and_round_trips_bit_for_bit() {
     let back = Model::load(&out, ModelKind::Value).unwrap();
     assert_eq!(back, model);
     assert_eq!(Params::from_model(&back).values, state.params.values, "the saved model is the last epoch's parameters, bit for bit");
+    assert!(state.best.is_none() && model.card.metrics.get("best_epoch").is_none(), "no epoch is selected");
     assert!(out.join("metrics.csv").exists() && out.join("metrics.png").exists());
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
     assert!(err.contains("--resume") && err.contains("--force"), "{err}");

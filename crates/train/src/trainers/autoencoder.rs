@@ -6,18 +6,22 @@
 //! the codes, which are non-negative) — then the whole stack fine-tuned. MSE, Adam, lr
 //! decay per epoch; the encoder is saved as the `pos2vec` model.
 
+use std::path::Path;
+
 use burn::tensor::{Device, Tensor, activation};
 use deepchess_core::arch::POS2VEC_LAYERS;
 use deepchess_core::{Activation, Content, FEATURE_COUNT, Model, ModelKind, Split, StackSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::data::{DataFile, epoch_order};
-use crate::metrics::EpochMetrics;
+use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::mse;
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
-use crate::run::{Run, RunArgs, Tally, data_summary, epoch_loop, fill_card, lr_at, step};
+use crate::run::{
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer, Validation, step,
+};
 
 /// Output activation of the decoder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -85,17 +89,6 @@ pub fn stacks(hidden: &[usize]) -> (StackSpec, StackSpec) {
     (StackSpec::new("encoder", &enc, Activation::Relu).with_final_activation(), StackSpec::new("decoder", &dec, Activation::Relu))
 }
 
-/// Training stage of epoch `epoch`: `Some(k)` pre-trains encoder layer `k`, `None` fine-tunes.
-fn stage(options: &AutoencoderOptions, epoch: u32) -> (Option<usize>, u32) {
-    let per = options.pretrain_epochs;
-    let layers = options.hidden.len() as u32;
-    if per > 0 && epoch < per * layers {
-        (Some((epoch / per) as usize), epoch % per)
-    } else {
-        (None, epoch - per * layers)
-    }
-}
-
 fn stage_name(k: Option<usize>) -> String {
     k.map_or("finetune".to_string(), |k| format!("pretrain.{}", k + 1))
 }
@@ -144,81 +137,119 @@ pub fn evaluate(params: &Params, device: &Device, k: Option<usize>, out_act: Out
     Ok(tally.mean_loss())
 }
 
-/// Trains Pos2Vec; writes `pos2vec.safetensors` + `pos2vec.json` into the run directory,
-/// prints the MSE after pre-training and after fine-tuning, and returns the model.
-pub fn train(args: &RunArgs, options: &AutoencoderOptions) -> anyhow::Result<Model> {
-    let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
-    let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
-    let val_indices = epoch_order(validation.len(), Some(options.validation_positions), options.seed, 0);
-    let (enc, dec) = stacks(&options.hidden);
-    let n = options.hidden.len();
-    let total = options.pretrain_epochs * n as u32 + options.epochs;
-    let mut run = Run::open(args, options, || Ok(Params::init(vec![enc, dec], options.seed)))?;
-    let out_act = options.decoder_activation;
-    while run.state.epoch < total {
-        let epoch = run.state.epoch;
-        let (k, within) = stage(options, epoch);
-        let lr = lr_at(options.lr, options.lr_decay, within);
-        let order = epoch_order(train_file.len(), options.positions_per_epoch, options.seed, epoch);
-        let name = stage_name(k);
-        let Run { state, device, .. } = &mut run;
-        let (tally, rate) = epoch_loop(&name, &order, options.batch, |chunk| {
-            let batch = train_file.features(chunk, |_| false)?;
-            let (loss, ()) = step(&mut state.params, &mut state.adam, lr, device, |t| trainable(k, n, t), |g| {
-                Ok((stage_loss(g, k, n, out_act, &batch), ()))
-            })?;
-            Ok((loss, 0.0))
-        })?;
-        let device = run.device.clone().inner();
-        let validation_loss = evaluate(&run.state.params, &device, k, out_act, &validation, &val_indices)?;
-        let row = EpochMetrics {
-            epoch: epoch + 1,
-            stage: name,
-            train_loss: Some(tally.mean_loss()),
-            train_accuracy: None,
-            validation_loss,
-            validation_accuracy: None,
-            lr,
-            samples_per_second: rate,
-        };
-        let mut rows = vec![row];
-        if k.is_some() && stage(options, epoch + 1).0.is_none() {
-            // pre-training done: the stacked autoencoder's MSE before any fine-tuning
-            let stacked = evaluate(&run.state.params, &device, None, out_act, &validation, &val_indices)?;
-            rows.push(EpochMetrics { stage: "pretrained.stack".into(), train_loss: None, validation_loss: stacked, ..rows[0].clone() });
-        }
-        run.end_epoch(rows, None)?;
-        if k.is_some() && stage(options, epoch + 1).0 != k {
-            // a new stage: fresh optimiser moments for the tensors it trains
-            run.state.adam = Default::default();
-        }
+/// Pos2Vec's [`Trainer`]: one stage per encoder layer pre-trained (each restarting the
+/// learning-rate decay, with fresh Adam moments), then a fine-tuning stage; each epoch one
+/// pass over the shuffled training positions. No epoch is selected: the model is the last.
+pub struct AutoencoderTrainer {
+    options: AutoencoderOptions,
+    train: DataFile,
+    validation: DataFile,
+    /// The validation positions measured.
+    val_indices: Vec<usize>,
+}
+
+impl AutoencoderTrainer {
+    /// Opens the datasets of `data`.
+    pub fn new(data: &Path, options: &AutoencoderOptions) -> anyhow::Result<AutoencoderTrainer> {
+        let train = DataFile::open(data, Content::Positions, Split::Train)?;
+        let validation = DataFile::open(data, Content::Positions, Split::Validation)?;
+        let val_indices = epoch_order(validation.len(), Some(options.validation_positions), options.seed, 0);
+        Ok(AutoencoderTrainer { options: options.clone(), train, validation, val_indices })
     }
-    let device = run.device.clone().inner();
-    let after_pretraining = run
-        .state
-        .history
-        .iter()
-        .filter(|r| r.stage.starts_with("pretrain"))
-        .map(|r| (r.stage.clone(), r.validation_loss))
-        .collect::<std::collections::BTreeMap<_, _>>();
-    let final_mse = evaluate(&run.state.params, &device, None, out_act, &validation, &val_indices)?;
-    let pretrained_full = run.state.history.iter().find(|r| r.stage == "pretrained.stack").map(|r| r.validation_loss);
-    let options_json = serde_json::to_value(options)?;
-    let metrics = serde_json::json!({
-        "validation_mse_per_pretraining_stage": after_pretraining,
-        "validation_mse_after_pretraining": pretrained_full,
-        "validation_mse": final_mse,
-        "validation_positions": val_indices.len(),
-        "decoder_activation": out_act,
-    });
-    let model = run.state.params.to_model(ModelKind::Pos2vec, &["encoder"], |card| {
-        card.output = serde_json::json!({ "meaning": "Pos2Vec code of a position (ReLU outputs)" });
-        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, metrics);
-    })?;
-    model.save(&run.dir)?;
-    println!("{:<10} {:>14} {:>14}", "decoder", "pretrain MSE", "finetune MSE");
-    let first_stage = pretrained_full.map_or("-".to_string(), |v| format!("{v:.6}"));
-    println!("{:<10} {:>14} {:>14.6}", format!("{out_act:?}").to_lowercase(), first_stage, final_mse);
-    println!("validation_mse={final_mse:.6} positions={}", val_indices.len());
-    Ok(model)
+
+    /// Encoder layers.
+    fn layers(&self) -> usize {
+        self.options.hidden.len()
+    }
+
+    /// What stage `stage` trains: `Some(k)` pre-trains encoder layer `k`, `None` fine-tunes.
+    fn layer_of(&self, stage: usize) -> Option<usize> {
+        (stage < self.layers()).then_some(stage)
+    }
+}
+
+impl Trainer for AutoencoderTrainer {
+    fn options(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.options)?)
+    }
+
+    fn init(&self) -> anyhow::Result<Params> {
+        let (enc, dec) = stacks(&self.options.hidden);
+        Ok(Params::init(vec![enc, dec], self.options.seed))
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let o = &self.options;
+        let stage = |epochs| Stage { epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } };
+        (0..self.layers()).map(|_| stage(o.pretrain_epochs)).chain([stage(o.epochs)]).collect()
+    }
+
+    fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
+        let order = epoch_order(self.train.len(), self.options.positions_per_epoch, self.options.seed, at.epoch);
+        Ok(vec![Pass { name: stage_name(self.layer_of(at.stage)), order }])
+    }
+
+    fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
+        let (k, n, out_act) = (self.layer_of(batch.at.stage), self.layers(), self.options.decoder_activation);
+        let features = self.train.features(batch.indices, |_| false)?;
+        let (loss, ()) = step(params, adam, batch.lr, batch.device, |t| trainable(k, n, t), |g| {
+            Ok((stage_loss(g, k, n, out_act, &features), ()))
+        })?;
+        Ok(BatchResult { loss, correct: None })
+    }
+
+    fn validate(&mut self, params: &Params, device: &Device, at: &EpochAt) -> anyhow::Result<Validation> {
+        let (k, out_act) = (self.layer_of(at.stage), self.options.decoder_activation);
+        let loss = evaluate(params, device, k, out_act, &self.validation, &self.val_indices)?;
+        let mut validation = Validation::one(Score { loss, accuracy: None }, None);
+        if k.is_some_and(|k| k + 1 == self.layers()) && at.last_of_stage() {
+            // pre-training done: the stacked autoencoder's MSE before any fine-tuning
+            let stacked = evaluate(params, device, None, out_act, &self.validation, &self.val_indices)?;
+            validation.extra.push(("pretrained.stack".into(), Score { loss: stacked, accuracy: None }));
+        }
+        Ok(validation)
+    }
+
+    fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card> {
+        let out_act = self.options.decoder_activation;
+        let after_pretraining = run
+            .history
+            .iter()
+            .filter(|r| r.stage.starts_with("pretrain"))
+            .map(|r| (r.stage.clone(), r.validation_loss))
+            .collect::<std::collections::BTreeMap<_, _>>();
+        let final_mse = evaluate(params, device, None, out_act, &self.validation, &self.val_indices)?;
+        let pretrained_full = run.history.iter().find(|r| r.stage == "pretrained.stack").map(|r| r.validation_loss);
+        let first_stage = pretrained_full.map_or("-".to_string(), |v| format!("{v:.6}"));
+        let report = format!(
+            "{:<10} {:>14} {:>14}\n{:<10} {:>14} {:>14.6}\nvalidation_mse={final_mse:.6} positions={}",
+            "decoder",
+            "pretrain MSE",
+            "finetune MSE",
+            format!("{out_act:?}").to_lowercase(),
+            first_stage,
+            final_mse,
+            self.val_indices.len()
+        );
+        Ok(Card {
+            kind: ModelKind::Pos2vec,
+            stacks: vec!["encoder".into()],
+            output: serde_json::json!({ "meaning": "Pos2Vec code of a position (ReLU outputs)" }),
+            metrics: serde_json::json!({
+                "validation_mse_per_pretraining_stage": after_pretraining,
+                "validation_mse_after_pretraining": pretrained_full,
+                "validation_mse": final_mse,
+                "validation_positions": self.val_indices.len(),
+                "decoder_activation": out_act,
+            }),
+            report,
+        })
+    }
+}
+
+/// Trains Pos2Vec (see [`AutoencoderTrainer`]); writes `pos2vec.safetensors` +
+/// `pos2vec.json` into the run directory, prints the MSE after pre-training and after
+/// fine-tuning, and returns the model.
+pub fn train(args: &RunArgs, options: &AutoencoderOptions) -> anyhow::Result<Model> {
+    run::train(args, &mut AutoencoderTrainer::new(&args.data, options)?)
 }

@@ -5,6 +5,8 @@
 //! Black-won position) in random order, drawn afresh every epoch; validation pairs come
 //! only from validation games and are fixed. The best-validation parameters are kept.
 
+use std::path::Path;
+
 use burn::tensor::{Device, Tensor};
 use deepchess_core::arch::{COMPARATOR_FIRST_BETTER, COMPARATOR_HEAD_LAYERS};
 use deepchess_core::{Activation, Content, Model, ModelKind, Split, StackSpec};
@@ -12,12 +14,14 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::data::{DataFile, rng};
-use crate::metrics::EpochMetrics;
+use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values};
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
-use crate::run::{Run, RunArgs, Tally, data_summary, epoch_loop, fill_card, lr_at, step};
+use crate::run::{
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer, Validation, step,
+};
 use crate::trainers::autoencoder;
 
 /// Hyper-parameters of `deepchess train comparator`.
@@ -148,7 +152,7 @@ fn training_pairs(white: &[usize], black: &[usize], evaluated: &(Vec<usize>, Vec
     use rand::seq::SliceRandom;
     let n_eval = (options.pairs_per_epoch as f64 * options.eval_pairs).round() as usize;
     let mut pairs = if n_eval < options.pairs_per_epoch {
-        draw_pairs(white, black, options.pairs_per_epoch - n_eval, options.seed, epoch, options.flip)?
+        draw_pairs(white, black, options.pairs_per_epoch - n_eval, options.seed, Draw::Epoch(epoch), options.flip)?
     } else {
         Vec::new()
     };
@@ -172,12 +176,44 @@ pub fn decisive(file: &DataFile) -> (Vec<usize>, Vec<usize>) {
     (white, black)
 }
 
-/// `count` pairs drawn uniformly from `white` × `black` with a seeded generator.
-pub fn draw_pairs(white: &[usize], black: &[usize], count: usize, seed: u64, epoch: u32, flip: bool) -> anyhow::Result<Vec<Pair>> {
+/// Which set of pairs a draw makes: each has its own random stream, so that every set is
+/// reproducible and none repeats another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draw {
+    /// The training pairs of an epoch (from 0; a run never reaches the two last numbers,
+    /// the streams of the validation and training-sample pairs).
+    Epoch(u32),
+    /// The fixed validation pairs.
+    Validation,
+    /// The training pairs measured with the final model.
+    TrainingSample,
+    /// The pairs of every measurement outside training ([`measurement_pairs`]).
+    Measurement,
+}
+
+impl Draw {
+    /// The generator stream of the draw (the measurement pairs have always shared the
+    /// first epoch's stream, under their own seed).
+    fn stream(self) -> u32 {
+        match self {
+            Draw::Epoch(epoch) => epoch,
+            Draw::Validation => u32::MAX,
+            Draw::TrainingSample => u32::MAX - 1,
+            Draw::Measurement => 0,
+        }
+    }
+}
+
+/// Seed of the measurement pairs.
+const MEASUREMENT_SEED: u64 = 0;
+
+/// `count` pairs drawn uniformly from `white` × `black` with a generator seeded by `seed`
+/// and `draw`; each pair colour-flipped with probability ½ when `flip`.
+pub fn draw_pairs(white: &[usize], black: &[usize], count: usize, seed: u64, draw: Draw, flip: bool) -> anyhow::Result<Vec<Pair>> {
     if white.is_empty() || black.is_empty() {
         anyhow::bail!("pairs need positions from both White-won and Black-won games (found {} and {})", white.len(), black.len());
     }
-    let mut r = rng(seed, epoch, 2);
+    let mut r = rng(seed, draw.stream(), 2);
     Ok((0..count)
         .map(|_| Pair {
             white_won: white[r.random_range(0..white.len())],
@@ -186,6 +222,12 @@ pub fn draw_pairs(white: &[usize], black: &[usize], count: usize, seed: u64, epo
             flipped: flip && r.random(),
         })
         .collect())
+}
+
+/// The fixed pairs every measurement outside training draws (`deepchess eval`, the value
+/// net's accuracy as a comparator): the same pairs for every network and run.
+pub fn measurement_pairs(white: &[usize], black: &[usize], count: usize) -> anyhow::Result<Vec<Pair>> {
+    draw_pairs(white, black, count, MEASUREMENT_SEED, Draw::Measurement, false)
 }
 
 /// The two batches of positions shown for `pairs`.
@@ -232,104 +274,129 @@ fn hold_out(indices: &mut Vec<usize>, seed: u64) -> Vec<usize> {
     held
 }
 
-fn initial_params(options: &ComparatorOptions) -> anyhow::Result<Params> {
-    let mut params = match &options.pos2vec {
-        Some(dir) => Params::from_model(&Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?),
-        None => Params::init(vec![autoencoder::stacks(&options.encoder_hidden).0], options.seed),
-    };
-    let code = params.stack("encoder").output();
-    let head: Vec<usize> = std::iter::once(2 * code).chain(options.head_hidden.iter().copied()).chain([2]).collect();
-    params.extend(Params::init(vec![StackSpec::new("head", &head, Activation::Relu)], options.seed.wrapping_add(1)));
-    Ok(params)
+/// The comparator's [`Trainer`]: one stage; each epoch one pass over freshly drawn pairs;
+/// the epoch with the best validation accuracy is kept.
+pub struct ComparatorTrainer {
+    options: ComparatorOptions,
+    train: DataFile,
+    validation: DataFile,
+    /// Training positions from White-won and from Black-won games.
+    white: Vec<usize>,
+    black: Vec<usize>,
+    /// Training positions with an engine evaluation (for `--eval-pairs`).
+    evaluated: (Vec<usize>, Vec<i16>),
+    validation_pairs: Vec<Pair>,
+    /// The current epoch's training pairs (the passes' items index them).
+    pairs: Vec<Pair>,
 }
 
-/// Trains the comparator; writes `comparator.safetensors` + `comparator.json` (the
-/// best-validation parameters) into the run directory and returns the model.
-pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Model> {
-    let train_file = DataFile::open(&args.data, Content::Positions, Split::Train)?;
-    let validation = DataFile::open(&args.data, Content::Positions, Split::Validation)?;
-    let (mut white, mut black) = decisive(&train_file);
-    let (vw, vb) = if options.random_split {
-        let (w, b) = (hold_out(&mut white, options.seed), hold_out(&mut black, options.seed));
-        (w, b)
-    } else {
-        decisive(&validation)
-    };
-    let validation = if options.random_split { DataFile::open(&args.data, Content::Positions, Split::Train)? } else { validation };
-    let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, u32::MAX, false)?;
-    let evaluated = if options.eval_pairs == 0.0 {
-        (Vec::new(), Vec::new())
-    } else if options.random_split {
-        // the held-out positions stay out of the eval-labelled pairs too
-        let held: std::collections::HashSet<usize> = vw.iter().chain(&vb).copied().collect();
-        let (records, evals) = evaluated(&train_file);
-        records.into_iter().zip(evals).filter(|(i, _)| !held.contains(i)).unzip()
-    } else {
-        evaluated(&train_file)
-    };
-    let mut run = Run::open(args, options, || initial_params(options))?;
-    while run.state.epoch < options.epochs {
-        let epoch = run.state.epoch;
-        let lr = lr_at(options.lr, options.lr_decay, epoch);
-        let pairs = training_pairs(&white, &black, &evaluated, options, epoch)?;
-        let order: Vec<usize> = (0..pairs.len()).collect();
-        let Run { state, device, .. } = &mut run;
-        let (tally, rate) = epoch_loop("comparator", &order, options.batch, |chunk| {
-            let chunk = &pairs[chunk[0]..chunk[0] + chunk.len()];
-            let (a, b) = pair_batches(&train_file, chunk)?;
-            let labels: Vec<usize> = chunk.iter().map(Pair::label).collect();
-            let (loss, out) = step(&mut state.params, &mut state.adam, lr, device, |_| true, |g| {
-                let out = logits(g, &a, &b);
-                Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
-            })?;
-            let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
-            Ok((loss, correct as f64))
-        })?;
-        let val = evaluate(&run.state.params, &run.device.clone().inner(), &validation, &validation_pairs)?;
-        let row = EpochMetrics {
-            epoch: epoch + 1,
-            stage: "comparator".into(),
-            train_loss: Some(tally.mean_loss()),
-            train_accuracy: Some(tally.accuracy()),
-            validation_loss: val.mean_loss(),
-            validation_accuracy: Some(val.accuracy()),
-            lr,
-            samples_per_second: rate,
+impl ComparatorTrainer {
+    /// Opens the datasets of `data` and draws the validation pairs.
+    pub fn new(data: &Path, options: &ComparatorOptions) -> anyhow::Result<ComparatorTrainer> {
+        let train = DataFile::open(data, Content::Positions, Split::Train)?;
+        let validation = DataFile::open(data, Content::Positions, Split::Validation)?;
+        let (mut white, mut black) = decisive(&train);
+        let (vw, vb) = if options.random_split {
+            (hold_out(&mut white, options.seed), hold_out(&mut black, options.seed))
+        } else {
+            decisive(&validation)
         };
-        run.end_epoch(vec![row], Some(val.accuracy()))?;
+        let validation = if options.random_split { DataFile::open(data, Content::Positions, Split::Train)? } else { validation };
+        let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, Draw::Validation, false)?;
+        let evaluated = if options.eval_pairs == 0.0 {
+            (Vec::new(), Vec::new())
+        } else if options.random_split {
+            // the held-out positions stay out of the eval-labelled pairs too
+            let held: std::collections::HashSet<usize> = vw.iter().chain(&vb).copied().collect();
+            let (records, evals) = evaluated(&train);
+            records.into_iter().zip(evals).filter(|(i, _)| !held.contains(i)).unzip()
+        } else {
+            evaluated(&train)
+        };
+        Ok(ComparatorTrainer { options: options.clone(), train, validation, white, black, evaluated, validation_pairs, pairs: Vec::new() })
     }
-    let (best_accuracy, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
-    let best_epoch = run.state.history.iter().find(|r| r.validation_accuracy == Some(best_accuracy)).map(|r| r.epoch);
-    let device = run.device.clone().inner();
-    let train_pairs = draw_pairs(&white, &black, options.validation_pairs, options.seed, u32::MAX - 1, false)?;
-    let train_scores = evaluate(&best, &device, &train_file, &train_pairs)?;
-    let val = evaluate(&best, &device, &validation, &validation_pairs)?;
-    let options_json = serde_json::to_value(options)?;
-    let metrics = serde_json::json!({
-        "validation_split": if options.random_split { "random positions (--random-split)" } else { "games" },
-        "validation_pair_accuracy": val.accuracy(),
-        "validation_pair_loss": val.mean_loss(),
-        "validation_pairs": validation_pairs.len(),
-        "training_pair_accuracy": train_scores.accuracy(),
-        "training_pairs_measured": train_pairs.len(),
-        "best_epoch": best_epoch,
-    });
-    let model = best.to_model(ModelKind::Comparator, &["encoder", "head"], |card| {
-        card.output = serde_json::json!({
-            "meaning": "softmax over 2: index 0 = the first position of the pair is better for White (from the game White won)",
-        });
-        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, metrics);
-    })?;
-    model.save(&run.dir)?;
-    println!(
-        "best epoch {}: validation accuracy ({} split)={:.4} training-pairs accuracy={:.4} pairs={}",
-        best_epoch.unwrap_or(0),
-        if options.random_split { "random-position" } else { "game" },
-        val.accuracy(),
-        train_scores.accuracy(),
-        validation_pairs.len()
-    );
-    Ok(model)
+}
+
+impl Trainer for ComparatorTrainer {
+    fn options(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.options)?)
+    }
+
+    fn init(&self) -> anyhow::Result<Params> {
+        let options = &self.options;
+        let mut params = match &options.pos2vec {
+            Some(dir) => Params::from_model(&Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?),
+            None => Params::init(vec![autoencoder::stacks(&options.encoder_hidden).0], options.seed),
+        };
+        let code = params.stack("encoder").output();
+        let head: Vec<usize> = std::iter::once(2 * code).chain(options.head_hidden.iter().copied()).chain([2]).collect();
+        params.extend(Params::init(vec![StackSpec::new("head", &head, Activation::Relu)], options.seed.wrapping_add(1)));
+        Ok(params)
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let o = &self.options;
+        vec![Stage { epochs: o.epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } }]
+    }
+
+    fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
+        self.pairs = training_pairs(&self.white, &self.black, &self.evaluated, &self.options, at.epoch)?;
+        Ok(vec![Pass { name: "comparator".into(), order: (0..self.pairs.len()).collect() }])
+    }
+
+    fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
+        let chunk: Vec<Pair> = batch.indices.iter().map(|&i| self.pairs[i]).collect();
+        let (a, b) = pair_batches(&self.train, &chunk)?;
+        let labels: Vec<usize> = chunk.iter().map(Pair::label).collect();
+        let (loss, out) = step(params, adam, batch.lr, batch.device, |_| true, |g| {
+            let out = logits(g, &a, &b);
+            Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
+        })?;
+        let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
+        Ok(BatchResult { loss, correct: Some(correct) })
+    }
+
+    fn validate(&mut self, params: &Params, device: &Device, _: &EpochAt) -> anyhow::Result<Validation> {
+        let val = evaluate(params, device, &self.validation, &self.validation_pairs)?;
+        Ok(Validation::one(Score { loss: val.mean_loss(), accuracy: Some(val.accuracy()) }, Some(val.accuracy())))
+    }
+
+    fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card> {
+        let options = &self.options;
+        let train_pairs = draw_pairs(&self.white, &self.black, options.validation_pairs, options.seed, Draw::TrainingSample, false)?;
+        let train_scores = evaluate(params, device, &self.train, &train_pairs)?;
+        let val = evaluate(params, device, &self.validation, &self.validation_pairs)?;
+        let report = format!(
+            "best epoch {}: validation accuracy ({} split)={:.4} training-pairs accuracy={:.4} pairs={}",
+            run.best_epoch.unwrap_or(0),
+            if options.random_split { "random-position" } else { "game" },
+            val.accuracy(),
+            train_scores.accuracy(),
+            self.validation_pairs.len()
+        );
+        Ok(Card {
+            kind: ModelKind::Comparator,
+            stacks: vec!["encoder".into(), "head".into()],
+            output: serde_json::json!({
+                "meaning": "softmax over 2: index 0 = the first position of the pair is better for White (from the game White won)",
+            }),
+            metrics: serde_json::json!({
+                "validation_split": if options.random_split { "random positions (--random-split)" } else { "games" },
+                "validation_pair_accuracy": val.accuracy(),
+                "validation_pair_loss": val.mean_loss(),
+                "validation_pairs": self.validation_pairs.len(),
+                "training_pair_accuracy": train_scores.accuracy(),
+                "training_pairs_measured": train_pairs.len(),
+            }),
+            report,
+        })
+    }
+}
+
+/// Trains the comparator (see [`ComparatorTrainer`]); writes `comparator.safetensors` +
+/// `comparator.json` into the run directory and returns the model.
+pub fn train(args: &RunArgs, options: &ComparatorOptions) -> anyhow::Result<Model> {
+    run::train(args, &mut ComparatorTrainer::new(&args.data, options)?)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! ReLU, softmax, cross-entropy, Adam. Each net trains on its own shuffled stream of the
 //! `moves` dataset (the square nets on the moves of their piece type only).
 
+use std::path::Path;
+
 use burn::tensor::Device;
 use deepchess_core::arch::{MOVEPRED_PIECE_LAYERS, MOVEPRED_SQUARE_LAYERS, MOVEPRED_SQUARE_STACKS};
 use deepchess_core::{Activation, Content, Model, ModelKind, MoveLabel, Split, StackSpec};
@@ -10,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use shakmaty::Position;
 
 use crate::data::{DataFile, epoch_order, splitmix64};
-use crate::metrics::EpochMetrics;
+use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
 use crate::nn::params::Params;
-use crate::run::{Run, RunArgs, data_summary, epoch_loop, fill_card, lr_at, step};
+use crate::run::{self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation, step};
 
 /// Stack names: the piece net, then the square nets in piece order P N B R Q K.
 pub fn stack_names() -> Vec<&'static str> {
@@ -199,89 +201,118 @@ pub fn table(scores: &[NetScores]) -> String {
     out
 }
 
-/// Trains the seven nets; writes `movepred.safetensors` + `movepred.json` into the run
-/// directory, prints the tables and returns the model.
-pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model> {
-    let train_file = DataFile::open(&args.data, Content::Moves, Split::Train)?;
-    let validation = DataFile::open(&args.data, Content::Moves, Split::Validation)?;
-    let train_indices = net_indices(&train_file)?;
-    let validation_indices = net_indices(&validation)?;
-    let names = stack_names();
-    let stacks: Vec<StackSpec> = names
-        .iter()
-        .enumerate()
-        .map(|(net, n)| {
-            let out = if net == 0 { MOVEPRED_PIECE_LAYERS[2] } else { MOVEPRED_SQUARE_LAYERS[2] };
-            StackSpec::new(n, &[MOVEPRED_PIECE_LAYERS[0], options.hidden, out], Activation::LeakyRelu)
-        })
-        .collect();
-    let mut run = Run::open(args, options, || Ok(Params::init(stacks, options.seed)))?;
-    while run.state.epoch < options.epochs {
-        let epoch = run.state.epoch;
-        let lr = lr_at(options.lr, options.lr_decay, epoch);
-        let mut rows = Vec::new();
-        let mut stats = Vec::new();
-        for (net, name) in names.iter().enumerate() {
-            let order: Vec<usize> = epoch_order(train_indices[net].len(), options.positions_per_epoch, options.seed + net as u64, epoch)
-                .into_iter()
-                .map(|k| train_indices[net][k])
-                .collect();
-            let Run { state, device, .. } = &mut run;
-            let prefix = format!("{name}.");
-            let (tally, rate) = epoch_loop(name, &order, options.batch, |chunk| {
-                let flips: Vec<bool> = chunk.iter().map(|&i| options.flip && flipped_in_epoch(i, options.seed, epoch)).collect();
-                let batch = train_file.features(chunk, |k| flips[k])?;
-                let labels: Vec<usize> = chunk
-                    .iter()
-                    .zip(&flips)
-                    .map(|(&i, &f)| record_label(&train_file, i).map(|m| label(net, m, f)))
-                    .collect::<anyhow::Result<_>>()?;
-                let (loss, logits) = step(&mut state.params, &mut state.adam, lr, device, |t| t.starts_with(&prefix), |g| {
-                    let logits = g.stack(name, Input::Sparse(&batch));
-                    Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
-                })?;
-                let classes = logits.len() / labels.len();
-                let correct = logits.chunks(classes).zip(&labels).filter(|(row, l)| rank(row, **l) == 0).count();
-                Ok((loss, correct as f64))
-            })?;
-            stats.push((tally, rate));
-        }
-        let val = evaluate_nets(&run.state.params, &run.device.clone().inner(), &validation, &validation_indices)?;
-        for ((name, (tally, rate)), v) in names.iter().zip(stats).zip(&val) {
-            rows.push(EpochMetrics {
-                epoch: epoch + 1,
-                stage: name.to_string(),
-                train_loss: Some(tally.mean_loss()),
-                train_accuracy: Some(tally.accuracy()),
-                validation_loss: v.loss,
-                validation_accuracy: Some(v.top[0]),
-                lr,
-                samples_per_second: rate,
-            });
-        }
-        let mean_top1 = val.iter().map(|v| v.top[0]).sum::<f64>() / val.len() as f64;
-        run.end_epoch(rows, Some(mean_top1))?;
+/// The move predictors' [`Trainer`]: one stage; each epoch one pass per net over its own
+/// shuffled records; the epoch with the best mean validation top-1 of the seven nets is kept.
+pub struct MovepredTrainer {
+    options: MovepredOptions,
+    train: DataFile,
+    validation: DataFile,
+    /// Record indices each net learns from ([`net_indices`]), in training and validation.
+    train_indices: Vec<Vec<usize>>,
+    validation_indices: Vec<Vec<usize>>,
+}
+
+impl MovepredTrainer {
+    /// Opens the datasets of `data`.
+    pub fn new(data: &Path, options: &MovepredOptions) -> anyhow::Result<MovepredTrainer> {
+        let train = DataFile::open(data, Content::Moves, Split::Train)?;
+        let validation = DataFile::open(data, Content::Moves, Split::Validation)?;
+        let train_indices = net_indices(&train)?;
+        let validation_indices = net_indices(&validation)?;
+        Ok(MovepredTrainer { options: options.clone(), train, validation, train_indices, validation_indices })
     }
-    // the epoch with the best mean validation top-1 of the seven nets
-    let (_, best) = run.state.best.clone().ok_or_else(|| anyhow::anyhow!("no epoch was trained"))?;
-    let device = run.device.clone().inner();
-    let val = evaluate_nets(&best, &device, &validation, &validation_indices)?;
-    let joint = evaluate_joint(&best, &device, &validation)?;
-    let options_json = serde_json::to_value(options)?;
-    let model = best.to_model(ModelKind::Movepred, &names, |card| {
-        card.output = serde_json::json!({
-            "piece": "logits of the moving piece type P N B R Q K (softmax)",
-            "square.*": "logits of the destination square a1=0..h8=63 for that piece type; castling = the king's destination",
-        });
-        fill_card(card, &args.data, data_summary(&args.data), &options_json, run.state.epoch, serde_json::json!({ "validation": val, "joint_legal": joint }));
-    })?;
-    model.save(&run.dir)?;
-    print!("{}", table(&val));
-    println!(
-        "joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}",
-        joint.top[0], joint.top[1], joint.top[2], joint.positions
-    );
-    Ok(model)
+}
+
+impl Trainer for MovepredTrainer {
+    fn options(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.options)?)
+    }
+
+    fn init(&self) -> anyhow::Result<Params> {
+        let stacks: Vec<StackSpec> = stack_names()
+            .iter()
+            .enumerate()
+            .map(|(net, n)| {
+                let out = if net == 0 { MOVEPRED_PIECE_LAYERS[2] } else { MOVEPRED_SQUARE_LAYERS[2] };
+                StackSpec::new(n, &[MOVEPRED_PIECE_LAYERS[0], self.options.hidden, out], Activation::LeakyRelu)
+            })
+            .collect();
+        Ok(Params::init(stacks, self.options.seed))
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let o = &self.options;
+        vec![Stage { epochs: o.epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } }]
+    }
+
+    fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
+        let o = &self.options;
+        Ok(stack_names()
+            .into_iter()
+            .zip(&self.train_indices)
+            .enumerate()
+            .map(|(net, (name, indices))| Pass {
+                name: name.to_string(),
+                order: epoch_order(indices.len(), o.positions_per_epoch, o.seed + net as u64, at.epoch).into_iter().map(|k| indices[k]).collect(),
+            })
+            .collect())
+    }
+
+    fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
+        let (net, chunk, epoch) = (batch.pass, batch.indices, batch.at.epoch);
+        let name = stack_names()[net];
+        let prefix = format!("{name}.");
+        let flips: Vec<bool> = chunk.iter().map(|&i| self.options.flip && flipped_in_epoch(i, self.options.seed, epoch)).collect();
+        let features = self.train.features(chunk, |k| flips[k])?;
+        let labels: Vec<usize> = chunk
+            .iter()
+            .zip(&flips)
+            .map(|(&i, &f)| record_label(&self.train, i).map(|m| label(net, m, f)))
+            .collect::<anyhow::Result<_>>()?;
+        let (loss, logits) = step(params, adam, batch.lr, batch.device, |t| t.starts_with(&prefix), |g| {
+            let logits = g.stack(name, Input::Sparse(&features));
+            Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
+        })?;
+        let classes = logits.len() / labels.len();
+        let correct = logits.chunks(classes).zip(&labels).filter(|(row, l)| rank(row, **l) == 0).count();
+        Ok(BatchResult { loss, correct: Some(correct) })
+    }
+
+    fn validate(&mut self, params: &Params, device: &Device, _: &EpochAt) -> anyhow::Result<Validation> {
+        let val = evaluate_nets(params, device, &self.validation, &self.validation_indices)?;
+        let mean_top1 = val.iter().map(|v| v.top[0]).sum::<f64>() / val.len() as f64;
+        let passes = val.iter().map(|v| Score { loss: v.loss, accuracy: Some(v.top[0]) }).collect();
+        Ok(Validation { passes, extra: Vec::new(), metric: Some(mean_top1) })
+    }
+
+    fn card(&mut self, params: &Params, device: &Device, _: &Finished<'_>) -> anyhow::Result<Card> {
+        let val = evaluate_nets(params, device, &self.validation, &self.validation_indices)?;
+        let joint = evaluate_joint(params, device, &self.validation)?;
+        let report = format!(
+            "{}joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}",
+            table(&val),
+            joint.top[0],
+            joint.top[1],
+            joint.top[2],
+            joint.positions
+        );
+        Ok(Card {
+            kind: ModelKind::Movepred,
+            stacks: stack_names().into_iter().map(String::from).collect(),
+            output: serde_json::json!({
+                "piece": "logits of the moving piece type P N B R Q K (softmax)",
+                "square.*": "logits of the destination square a1=0..h8=63 for that piece type; castling = the king's destination",
+            }),
+            metrics: serde_json::json!({ "validation": val, "joint_legal": joint }),
+            report,
+        })
+    }
+}
+
+/// Trains the seven nets (see [`MovepredTrainer`]); writes `movepred.safetensors` +
+/// `movepred.json` into the run directory, prints the tables and returns the model.
+pub fn train(args: &RunArgs, options: &MovepredOptions) -> anyhow::Result<Model> {
+    run::train(args, &mut MovepredTrainer::new(&args.data, options)?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,10 @@
 //! output weights clipped to what the engine's 16-bit quantisation holds. The model of the
 //! last epoch is written (nets are chosen by games, not by validation loss).
 
+use std::path::Path;
+
 use anyhow::Context;
+use burn::tensor::Device;
 use deepchess_core::arch::{
     VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_OUT_QUANT, VALUE_OUT_STACK,
 };
@@ -19,10 +22,10 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::data::{DataFile, epoch_order};
 use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target, fit_scale};
-use crate::metrics::EpochMetrics;
+use crate::nn::adam::Adam;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
-use crate::run::{Run, RunArgs, data_summary, epoch_loop, fill_card};
+use crate::run::{self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation};
 
 /// Hyper-parameters of `deepchess train value`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -81,18 +84,6 @@ impl ValueOptions {
         anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
         Ok(())
     }
-}
-
-/// Learning rate of batch `step` of `total`: linear warm-up over `warmup` batches, then a
-/// cosine from `lr` down to `lr × final_fraction` at the last batch.
-pub fn lr_at_step(lr: f64, final_fraction: f64, warmup: u64, step: u64, total: u64) -> f64 {
-    if step < warmup {
-        return lr * (step + 1) as f64 / warmup as f64;
-    }
-    let span = total.saturating_sub(warmup).max(1);
-    let progress = ((step - warmup) as f64 / span as f64).min(1.0);
-    let floor = lr * final_fraction;
-    floor + (lr - floor) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())
 }
 
 /// Validation figures of the evaluation net.
@@ -170,7 +161,7 @@ pub fn material_probes(params: &Params, scale: f64) -> Vec<(String, f64)> {
 
 /// Opens and filters the positions of one split of the dataset in `dir`, saying what the
 /// filters kept.
-pub fn load(dir: &std::path::Path, split: Split, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
+pub fn load(dir: &Path, split: Split, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
     let file = DataFile::open(dir, Content::Moves, split)?;
     let (positions, counts) = EvalPositions::load(&file, filters)?;
     eprintln!(
@@ -187,112 +178,117 @@ pub fn load(dir: &std::path::Path, split: Split, filters: &PositionFilters) -> a
     Ok((positions, counts))
 }
 
-/// Trains the evaluation net; writes `value.safetensors` + `value.json` (the last epoch's
-/// parameters) into the run directory and returns the model.
-pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
-    options.check()?;
-    let (train_positions, train_counts) = load(&args.data, Split::Train, &options.filters)?;
-    let (validation, validation_counts) = load(&args.data, Split::Validation, &options.filters)?;
-    anyhow::ensure!(
-        !train_positions.is_empty(),
-        "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
-        args.data.display()
-    );
-    if validation.is_empty() {
-        eprintln!("warning: no validation position passes the filters; validation loss is reported as 0");
+/// The evaluation net's [`Trainer`]: one stage of AdamW with a linear warm-up and a cosine
+/// decay over the run, gradients computed by hand ([`perspective::loss_and_gradients`]), the
+/// output weights clipped after every step. No epoch is selected: the model is the last
+/// epoch's (nets are chosen by games, not by validation loss).
+pub struct ValueTrainer {
+    options: ValueOptions,
+    train: EvalPositions,
+    validation: EvalPositions,
+    /// What the filters kept, in training and validation.
+    counts: (FilterCounts, FilterCounts),
+    target: Target,
+}
+
+impl ValueTrainer {
+    /// Checks the options, loads and filters the positions of `data` and fits the scale
+    /// (unless `--scale` gives it).
+    pub fn new(data: &Path, options: &ValueOptions) -> anyhow::Result<ValueTrainer> {
+        options.check()?;
+        let (train, train_counts) = load(data, Split::Train, &options.filters)?;
+        let (validation, validation_counts) = load(data, Split::Validation, &options.filters)?;
+        anyhow::ensure!(
+            !train.is_empty(),
+            "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
+            data.display()
+        );
+        if validation.is_empty() {
+            eprintln!("warning: no validation position passes the filters; validation loss is reported as 0");
+        }
+        let scale = options.scale.unwrap_or_else(|| fit_scale(&train));
+        eprintln!("scale K = {scale:.1} centipawns per logit unit{}", if options.scale.is_none() { " (fitted)" } else { "" });
+        let target = Target { result_weight: options.result_weight, scale };
+        Ok(ValueTrainer { options: options.clone(), train, validation, counts: (train_counts, validation_counts), target })
     }
-    let scale = options.scale.unwrap_or_else(|| fit_scale(&train_positions));
-    eprintln!("scale K = {scale:.1} centipawns per logit unit{}", if options.scale.is_none() { " (fitted)" } else { "" });
-    let target = Target { result_weight: options.result_weight, scale };
-    let mut run = Run::open(args, options, || Ok(perspective::init(options.width, options.seed)))?;
-    let per_epoch = options.positions_per_epoch.unwrap_or(train_positions.len()).min(train_positions.len());
-    let batches_per_epoch = per_epoch.div_ceil(options.batch) as u64;
-    let total = batches_per_epoch * u64::from(options.epochs);
-    while run.state.epoch < options.epochs {
-        let epoch = run.state.epoch;
-        let order = epoch_order(train_positions.len(), Some(per_epoch), options.seed, epoch);
-        let mut step = batches_per_epoch * u64::from(epoch);
-        let state = &mut run.state;
-        let mut last_lr = 0.0;
-        let (tally, rate) = epoch_loop("value", &order, options.batch, |chunk| {
-            let lr = lr_at_step(options.lr, options.final_lr, options.warmup, step, total);
-            step += 1;
-            last_lr = lr;
-            let batch = train_positions.batch(chunk, &target);
-            let (loss, grads) = perspective::loss_and_gradients(&state.params, &batch);
-            state.adam.update_with_weight_decay(&mut state.params, &grads, lr as f32, options.weight_decay as f32);
-            perspective::clip(&mut state.params);
-            Ok((loss, 0.0))
-        })?;
-        let val = evaluate(&run.state.params, &validation, &target);
-        let row = EpochMetrics {
-            epoch: epoch + 1,
-            stage: "value".into(),
-            train_loss: Some(tally.mean_loss()),
-            train_accuracy: None,
-            validation_loss: val.loss,
-            validation_accuracy: None,
-            lr: last_lr,
-            samples_per_second: rate,
-        };
-        run.end_epoch(vec![row], Some(-val.loss))?;
+}
+
+impl Trainer for ValueTrainer {
+    fn options(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.options)?)
     }
-    let params = run.state.params.clone();
-    let val = evaluate(&params, &validation, &target);
-    let probes = material_probes(&params, scale);
-    let start = probes[0].1;
-    let drops: serde_json::Map<String, serde_json::Value> =
-        probes[1..].iter().map(|(name, cp)| (name.clone(), serde_json::json!((start - cp).round()))).collect();
-    let options_json = serde_json::to_value(options)?;
-    let model = params.to_model(ModelKind::Value, &[VALUE_FT_STACK, VALUE_OUT_STACK], |card| {
-        card.output = serde_json::json!({
-            "meaning": "logit o of the side to move's expected score (win 1, draw 0.5, loss 0); centipawns = o * centipawns_per_unit",
-            VALUE_CENTIPAWNS_PER_UNIT: scale,
-            "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
-            "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black; ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
-            "quantisation": {
-                "by": "the engine, at load",
-                "ft": format!("weights and biases x {VALUE_FT_QUANT} as i16; SCReLU clips at {VALUE_FT_QUANT}"),
-                "out": format!("weights x {VALUE_OUT_QUANT} as i16 (trained within +-127/64), bias x {} as i32", VALUE_FT_QUANT * VALUE_OUT_QUANT),
-            },
-        });
-        fill_card(
-            card,
-            &args.data,
-            data_summary(&args.data),
-            &options_json,
-            run.state.epoch,
-            serde_json::json!({
+
+    fn init(&self) -> anyhow::Result<Params> {
+        Ok(perspective::init(self.options.width, self.options.seed))
+    }
+
+    fn stages(&self) -> Vec<Stage> {
+        let o = &self.options;
+        let schedule = Schedule::WarmupCosine { lr: o.lr, warmup: o.warmup, min_lr: o.lr * o.final_lr };
+        vec![Stage { epochs: o.epochs, batch: o.batch, schedule }]
+    }
+
+    fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
+        let n = self.train.len();
+        let per_epoch = self.options.positions_per_epoch.unwrap_or(n).min(n);
+        Ok(vec![Pass { name: "value".into(), order: epoch_order(n, Some(per_epoch), self.options.seed, at.epoch) }])
+    }
+
+    fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
+        let positions = self.train.batch(batch.indices, &self.target);
+        let (loss, grads) = perspective::loss_and_gradients(params, &positions);
+        adam.update_with_weight_decay(params, &grads, batch.lr as f32, self.options.weight_decay as f32);
+        perspective::clip(params);
+        Ok(BatchResult { loss, correct: None })
+    }
+
+    fn validate(&mut self, params: &Params, _: &Device, _: &EpochAt) -> anyhow::Result<Validation> {
+        let val = evaluate(params, &self.validation, &self.target);
+        Ok(Validation::one(Score { loss: val.loss, accuracy: None }, None))
+    }
+
+    fn card(&mut self, params: &Params, _: &Device, run: &Finished<'_>) -> anyhow::Result<Card> {
+        let (options, scale) = (&self.options, self.target.scale);
+        let val = evaluate(params, &self.validation, &self.target);
+        let probes = material_probes(params, scale);
+        let start = probes[0].1;
+        let drops: serde_json::Map<String, serde_json::Value> =
+            probes[1..].iter().map(|(name, cp)| (name.clone(), serde_json::json!((start - cp).round()))).collect();
+        let report = format!(
+            "final epoch {}: validation loss={:.5} positions={} start={:+.0}cp material drop (cp) {}",
+            run.epochs,
+            val.loss,
+            val.positions,
+            start,
+            probes[1..].iter().map(|(n, cp)| format!("{n}: {:.0}", start - cp)).collect::<Vec<_>>().join(", ")
+        );
+        Ok(Card {
+            kind: ModelKind::Value,
+            stacks: vec![VALUE_FT_STACK.into(), VALUE_OUT_STACK.into()],
+            output: serde_json::json!({
+                "meaning": "logit o of the side to move's expected score (win 1, draw 0.5, loss 0); centipawns = o * centipawns_per_unit",
+                VALUE_CENTIPAWNS_PER_UNIT: scale,
+                "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
+                "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black; ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+                "quantisation": {
+                    "by": "the engine, at load",
+                    "ft": format!("weights and biases x {VALUE_FT_QUANT} as i16; SCReLU clips at {VALUE_FT_QUANT}"),
+                    "out": format!("weights x {VALUE_OUT_QUANT} as i16 (trained within +-127/64), bias x {} as i32", VALUE_FT_QUANT * VALUE_OUT_QUANT),
+                },
+            }),
+            metrics: serde_json::json!({
                 "validation": val,
-                "filters": { "train": train_counts, "validation": validation_counts },
+                "filters": { "train": self.counts.0, "validation": self.counts.1 },
                 "material_drop_cp": drops,
                 "start_position_cp": start.round(),
             }),
-        );
-    })?;
-    model.save(&run.dir)?;
-    println!(
-        "final epoch {}: validation loss={:.5} positions={} start={:+.0}cp material drop (cp) {}",
-        run.state.epoch,
-        val.loss,
-        val.positions,
-        start,
-        probes[1..].iter().map(|(n, cp)| format!("{n}: {:.0}", start - cp)).collect::<Vec<_>>().join(", ")
-    );
-    Ok(model)
+            report,
+        })
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedule_warms_up_then_decays_to_the_floor() {
-        let lr = |s| lr_at_step(1.0, 0.1, 10, s, 110);
-        assert!((lr(0) - 0.1).abs() < 1e-12 && (lr(9) - 1.0).abs() < 1e-12);
-        assert!((lr(10) - 1.0).abs() < 1e-12);
-        assert!((lr(60) - 0.55).abs() < 1e-9, "half way down the cosine: {}", lr(60));
-        assert!((lr(110) - 0.1).abs() < 1e-12 && (lr(500) - 0.1).abs() < 1e-12);
-        assert!((10..110).all(|s| lr(s + 1) <= lr(s)));
-    }
+/// Trains the evaluation net (see [`ValueTrainer`]); writes `value.safetensors` +
+/// `value.json` into the run directory and returns the model.
+pub fn train(args: &RunArgs, options: &ValueOptions) -> anyhow::Result<Model> {
+    run::train(args, &mut ValueTrainer::new(&args.data, options)?)
 }
