@@ -216,7 +216,11 @@ pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BT
             }
             p
         })
-        .reduce(|| Partial::new(n), Partial::merge);
+        // collected in order and summed in order: the same batch always gives the same
+        // gradients, whatever threads ran which rows (a resumed run repeats a run bit for bit)
+        .collect::<Vec<Partial>>()
+        .into_iter()
+        .fold(Partial::new(n), Partial::merge);
     let scale = 1.0 / batch.len().max(1) as f32;
     let scaled = |v: Vec<f32>| v.into_iter().map(|x| x * scale).collect::<Vec<f32>>();
     let grads = BTreeMap::from([
@@ -283,6 +287,21 @@ mod tests {
             checked += usize::from(analytic != 0.0);
         }
         assert!(checked >= 3, "most checked gradients should be non-zero");
+    }
+
+    #[test]
+    fn gradients_do_not_depend_on_the_thread_schedule() {
+        let params = init(32, 9);
+        let (rows, mut batch) = (sample(), PerspectiveBatch::new());
+        for k in 0..(3 * ROWS_PER_TASK) {
+            let r = k % rows.len();
+            batch.push(rows.row(r), rows.targets[r] + k as f32 * 1e-5);
+        }
+        let first = loss_and_gradients(&params, &batch);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(pool.install(|| loss_and_gradients(&params, &batch)), first, "{threads} threads");
+        }
     }
 
     #[test]
