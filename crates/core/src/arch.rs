@@ -35,8 +35,9 @@ pub const VALUE_FT_WIDTH: usize = 256;
 /// Quantisation of the feature transformer in the engine: weights and biases × 255 as
 /// `i16`; SCReLU clips the accumulator to `0..=255` (the float net's `0..=1`).
 pub const VALUE_FT_QUANT: i32 = 255;
-/// Quantisation of the output layer's weights in the engine: × 64 as `i16` (the trainer
-/// clips them to ±[`VALUE_OUT_WEIGHT_LIMIT`] so that `255 × w` fits in 16 bits).
+/// Smallest quantisation of the output layer's weights in the engine: × 64 as `i16` (the
+/// trainer clips them to ±[`VALUE_OUT_WEIGHT_LIMIT`] so that `255 × w` fits in 16 bits); the
+/// engine uses the largest power of two from this up that keeps them within ±127.
 pub const VALUE_OUT_QUANT: i32 = 64;
 /// Key of the evaluation net's model card `output` object that gives the centipawns of
 /// one unit of the net's output logit (the scale `K` of its training target).

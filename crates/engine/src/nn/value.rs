@@ -7,8 +7,9 @@
 //! side to move's expected score, and `o × centipawns_per_unit` centipawns.
 //!
 //! The float weights are quantised at load: the feature transformer × 255 as `i16`
-//! ([`VALUE_FT_QUANT`]), the output weights × 64 as `i16` ([`VALUE_OUT_QUANT`]), the output
-//! bias × 255 × 64 as `i32`. SCReLU is computed as `(v · w) · v` with `v = clamp(acc, 0, 255)`:
+//! ([`VALUE_FT_QUANT`]), the output weights × `Q` as `i16`, where `Q` is the largest power of
+//! two from 64 ([`VALUE_OUT_QUANT`]) up that keeps every output weight within ±127 (a net
+//! with small output weights keeps more of their precision), the output bias × 255 × `Q`. SCReLU is computed as `(v · w) · v` with `v = clamp(acc, 0, 255)`:
 //! `v · w` fits in 16 bits because `|w| ≤ 127`, the product with `v` is summed in 32-bit
 //! lanes and the lanes in 64 bits, so no sum can overflow. Both perspectives are updated
 //! incrementally from the features a move changes. The kernels are plain loops compiled
@@ -32,8 +33,10 @@ pub struct ValueNet {
     ft_bias: Vec<i16>,
     /// `[2 × width]`: the side to move's half, then the opponent's.
     out_weight: Vec<i16>,
-    /// Output bias × 255 × 64.
+    /// Output bias × 255 × `out_quant`.
     out_bias: i64,
+    /// Scale `Q` of the output weights.
+    out_quant: i32,
     centipawns_per_unit: f32,
 }
 
@@ -91,12 +94,18 @@ impl ValueNet {
         if !out_bias.is_finite() {
             return Err(invalid(format!("output bias is {out_bias}")));
         }
+        let largest = out.weight.iter().fold(0.0f32, |m, w| m.max(w.abs()));
+        let mut out_quant = VALUE_OUT_QUANT;
+        while out_quant < 1 << 14 && largest * (2 * out_quant) as f32 <= 127.0 {
+            out_quant *= 2;
+        }
         Ok(ValueNet {
             width,
             ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, "ft.0.weight")?,
             ft_bias: quantise(ft.bias, VALUE_FT_QUANT, ft_limit, "ft.0.bias")?,
-            out_weight: quantise(out.weight, VALUE_OUT_QUANT, VALUE_OUT_WEIGHT_LIMIT, "out.0.weight")?,
-            out_bias: (f64::from(out_bias) * f64::from(VALUE_FT_QUANT * VALUE_OUT_QUANT)).round() as i64,
+            out_weight: quantise(out.weight, out_quant, VALUE_OUT_WEIGHT_LIMIT, "out.0.weight")?,
+            out_bias: (f64::from(out_bias) * f64::from(VALUE_FT_QUANT * out_quant)).round() as i64,
+            out_quant,
             centipawns_per_unit,
         })
     }
@@ -149,7 +158,12 @@ impl ValueNet {
         child.features = *features;
     }
 
-    /// The raw output for the side to move, in units of `1 / (255 × 64)` of a logit.
+    /// Scale `Q` the output weights were quantised with (64 or a larger power of two).
+    pub fn output_quantisation(&self) -> i32 {
+        self.out_quant
+    }
+
+    /// The raw output for the side to move, in units of `1 / (255 × Q)` of a logit.
     fn raw(&self, accumulator: &Accumulator) -> i64 {
         let (white, black) = accumulator.values.split_at(self.width);
         let (us, them) = if black_to_move(&accumulator.features) { (black, white) } else { (white, black) };
@@ -161,12 +175,12 @@ impl ValueNet {
     /// The side to move's score in centipawns.
     pub fn centipawns(&self, accumulator: &Accumulator) -> i32 {
         let raw = self.raw(accumulator) as f64;
-        (raw * f64::from(self.centipawns_per_unit) / f64::from(VALUE_FT_QUANT * VALUE_OUT_QUANT)).round() as i32
+        (raw * f64::from(self.centipawns_per_unit) / f64::from(VALUE_FT_QUANT * self.out_quant)).round() as i32
     }
 
     /// White's score logit (`sigmoid` of it is White's expected score).
     pub fn logit(&self, accumulator: &Accumulator) -> f32 {
-        let o = self.raw(accumulator) as f32 / (VALUE_FT_QUANT * VALUE_OUT_QUANT) as f32;
+        let o = self.raw(accumulator) as f32 / (VALUE_FT_QUANT * self.out_quant) as f32;
         if black_to_move(&accumulator.features) { -o } else { o }
     }
 

@@ -48,8 +48,9 @@ pub struct ValueOptions {
     /// AdamW's decoupled weight decay.
     #[arg(long, default_value_t = 0.01)]
     pub weight_decay: f64,
-    /// Weight λ of the game result in the target (the score gets 1 − λ).
-    #[arg(long, default_value_t = 0.3)]
+    /// Weight λ of the game result in the target (the score gets 1 − λ); 0 played best on
+    /// the TCEC data (docs/RESULTS.md).
+    #[arg(long, default_value_t = 0.0)]
     pub result_weight: f64,
     /// Centipawns K per logit unit in `sigmoid(score / K)`; fitted to the training
     /// positions' results when absent.
@@ -273,7 +274,7 @@ impl Trainer for ValueTrainer {
                 "quantisation": {
                     "by": "the engine, at load",
                     "ft": format!("weights and biases x {VALUE_FT_QUANT} as i16; SCReLU clips at {VALUE_FT_QUANT}"),
-                    "out": format!("weights x {VALUE_OUT_QUANT} as i16 (trained within +-127/64), bias x {} as i32", VALUE_FT_QUANT * VALUE_OUT_QUANT),
+                    "out": format!("weights x Q as i16, Q the largest power of two from {VALUE_OUT_QUANT} up keeping them within +-127 (trained within +-127/{VALUE_OUT_QUANT}); bias x {VALUE_FT_QUANT} * Q as i32"),
                 },
             }),
             metrics: serde_json::json!({
