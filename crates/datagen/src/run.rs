@@ -87,9 +87,13 @@ struct Finished {
     nodes: u64,
 }
 
-/// Runs datagen with `options`; `stop` ends it early, `progress` sees the summary after
-/// every game.
-pub fn run(options: &RunOptions, stop: Arc<AtomicBool>, progress: &mut dyn FnMut(&Summary)) -> Result<RunReport, DatagenError> {
+/// Runs datagen with `options`; `stop` ends it early, `progress` sees the summary and this
+/// run's counts after every game.
+pub fn run(
+    options: &RunOptions,
+    stop: Arc<AtomicBool>,
+    progress: &mut dyn FnMut(&Summary, &RunReport),
+) -> Result<RunReport, DatagenError> {
     options.validate().map_err(DatagenError::Invalid)?;
     let models = options.game.models.as_deref();
     let networks = Networks::load_or_embedded(models).map_err(|e| {
@@ -124,7 +128,10 @@ pub fn run(options: &RunOptions, stop: Arc<AtomicBool>, progress: &mut dyn FnMut
             let (networks, openings) = (&networks, &openings);
             scope.spawn(move || {
                 let mut player = Player::new(networks, options.game.hash_mb, stop);
-                while let Some(number) = schedule.lock().expect("schedule lock").claim() {
+                loop {
+                    // Not in a `while let`: the lock would be held for the whole game.
+                    let claimed = schedule.lock().expect("schedule lock").claim();
+                    let Some(number) = claimed else { break };
                     let (start, search, nodes) = (Instant::now(), player.search_time, player.nodes);
                     let finished = match play(number, &options.game, openings, &mut player) {
                         Ok(Some(game)) => Ok(Finished {
@@ -176,7 +183,7 @@ pub fn run(options: &RunOptions, stop: Arc<AtomicBool>, progress: &mut dyn FnMut
                 failure.get_or_insert(e);
                 continue;
             }
-            progress(&summary);
+            progress(&summary, &report);
         }
     });
     if let Some(e) = failure {

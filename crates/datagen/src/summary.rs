@@ -41,7 +41,8 @@ pub struct Summary {
     /// Games by how they ended (of the games this file was updated for; a game written just
     /// before a kill is counted above but not here).
     pub terminations: BTreeMap<Termination, u64>,
-    /// The next game number to hand out (never reused, so no game is played twice).
+    /// One more than the highest game number written: where a resumed run continues, so no
+    /// game is written twice.
     pub next_game: u32,
     /// Wall-clock seconds of all runs.
     pub seconds: f64,
@@ -138,11 +139,8 @@ impl Summary {
 
     /// The settings of `self.options` that differ from `options`, as `name: old → new`.
     pub fn differences(&self, options: &GameOptions) -> Vec<String> {
-        let (serde_json::Value::Object(old), serde_json::Value::Object(new)) =
-            (serde_json::json!(self.options), serde_json::json!(options))
-        else {
-            unreachable!("options serialise as objects")
-        };
+        let (old, new) = (serde_json::json!(self.options), serde_json::json!(options));
+        let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else { return vec!["options".into()] };
         old.iter()
             .filter(|(k, v)| new.get(*k) != Some(v))
             .map(|(k, v)| format!("{}: {v} → {}", k.replace('_', "-"), new.get(k).unwrap_or(&serde_json::Value::Null)))
