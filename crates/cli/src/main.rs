@@ -30,6 +30,10 @@ enum Command {
     Match(commands::matches::MatchArgs),
     /// Benchmarks: search, network inference, training throughput.
     Bench(commands::bench::BenchArgs),
+    /// Self-play games of the evaluation search → datasets for the evaluation net.
+    Datagen(commands::datagen::DatagenArgs),
+    /// Write a dataset as text, one `FEN | score | result` line per record.
+    Export(commands::export::ExportArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -44,6 +48,8 @@ fn main() -> std::process::ExitCode {
         Command::Sts(args) => commands::sts::run(args),
         Command::Match(args) => commands::matches::run(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Datagen(args) => commands::datagen::run(args),
+        Command::Export(args) => commands::export::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

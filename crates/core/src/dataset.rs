@@ -13,8 +13,8 @@
 //! | 28     | split: 0 = training, 1 = validation             |
 //! | 29..64 | reserved, zero                                  |
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
@@ -125,7 +125,42 @@ fn header(content: Content, split: Split, count: u64) -> [u8; HEADER_SIZE] {
     h
 }
 
-/// Streams records into a new dataset file; the count is written by [`finish`](Self::finish).
+/// Reads a header: content, split and record count; an error names `path` and what is wrong.
+fn parse_header(bytes: &[u8], path: &Path) -> Result<(Content, Split, u64), DatasetError> {
+    let format = |reason: String| DatasetError::Format { path: path.to_path_buf(), reason };
+    if bytes.len() < HEADER_SIZE || bytes[0..8] != MAGIC {
+        return Err(format("not a deepchess dataset (bad magic)".into()));
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+    let version = u32_at(8);
+    if version != VERSION {
+        return Err(format(format!("dataset format version {version}, this build reads {VERSION}")));
+    }
+    let size = u32_at(12) as usize;
+    if size != RECORD_SIZE {
+        return Err(format(format!("record size {size}, expected {RECORD_SIZE}")));
+    }
+    let count = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
+    let content = match u32_at(24) {
+        1 => Content::Positions,
+        2 => Content::Moves,
+        c => return Err(format(format!("unknown content code {c}"))),
+    };
+    let split = match bytes[28] {
+        0 => Split::Train,
+        1 => Split::Validation,
+        s => return Err(format(format!("unknown split code {s}"))),
+    };
+    Ok((content, split, count))
+}
+
+/// The file length a header's record count calls for (`None` on overflow).
+fn expected_len(count: u64) -> Option<u64> {
+    (HEADER_SIZE as u64).checked_add(count.checked_mul(RECORD_SIZE as u64)?)
+}
+
+/// Streams records into a dataset file; the count is written by [`finish`](Self::finish)
+/// and, for files that grow over a long run, by [`checkpoint`](Self::checkpoint).
 pub struct DatasetWriter {
     path: PathBuf,
     out: BufWriter<File>,
@@ -143,6 +178,37 @@ impl DatasetWriter {
         Ok(DatasetWriter { path: path.to_path_buf(), out, content, split, count: 0 })
     }
 
+    /// Continues `path` if it exists (a new file otherwise): its header must say `content`
+    /// and `split`, and records beyond the header's count (a killed writer's partial tail)
+    /// are cut off, so the file holds exactly the records of its last checkpoint.
+    pub fn append(path: &Path, content: Content, split: Split) -> Result<Self, DatasetError> {
+        if !path.exists() {
+            return DatasetWriter::create(path, content, split);
+        }
+        let format = |reason: String| DatasetError::Format { path: path.to_path_buf(), reason };
+        let mut file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        let mut bytes = [0u8; HEADER_SIZE];
+        let read = file.read(&mut bytes).map_err(io_err(path))?;
+        let (found_content, found_split, count) = parse_header(&bytes[..read], path)?;
+        if (found_content, found_split) != (content, split) {
+            return Err(format(format!(
+                "holds {} {} records, expected {} {}",
+                found_split.name(),
+                found_content.name(),
+                split.name(),
+                content.name()
+            )));
+        }
+        let len = file.metadata().map_err(io_err(path))?.len();
+        let wanted = expected_len(count).filter(|&w| w <= len).ok_or_else(|| {
+            format(format!("header says {count} records but the file has only {len} bytes (truncated)"))
+        })?;
+        file.set_len(wanted).map_err(io_err(path))?;
+        file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
+        let out = BufWriter::with_capacity(1 << 20, file);
+        Ok(DatasetWriter { path: path.to_path_buf(), out, content, split, count })
+    }
+
     /// Appends one record.
     pub fn push(&mut self, record: &Record) -> Result<(), DatasetError> {
         self.out.write_all(record.as_bytes()).map_err(io_err(&self.path))?;
@@ -158,6 +224,18 @@ impl DatasetWriter {
     /// True when nothing was written yet.
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+
+    /// Writes the records pushed so far and then the header's count (in that order, so a
+    /// kill at any point leaves a file [`append`](Self::append) can continue), and goes on.
+    pub fn checkpoint(&mut self) -> Result<(), DatasetError> {
+        let path = &self.path;
+        self.out.flush().map_err(io_err(path))?;
+        let file = self.out.get_mut();
+        file.seek(SeekFrom::Start(0)).map_err(io_err(path))?;
+        file.write_all(&header(self.content, self.split, self.count)).map_err(io_err(path))?;
+        file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
+        Ok(())
     }
 
     /// Writes the final header and flushes the file to disk. Returns the record count.
@@ -182,40 +260,20 @@ pub struct Dataset {
 impl Dataset {
     /// Opens and validates a dataset file.
     pub fn open(path: &Path) -> Result<Dataset, DatasetError> {
-        let format = |reason: String| DatasetError::Format { path: path.to_path_buf(), reason };
         let file = File::open(path).map_err(io_err(path))?;
-        // SAFETY: the file is opened read-only; datasets are written once under a temporary
-        // name and renamed, so no writer modifies a published file while it is mapped.
+        // SAFETY: the file is opened read-only; datasets are written under a temporary name
+        // and renamed, or (datagen) only grow at the end while the header's count, checked
+        // against the length below, describes the records already there.
         let map = unsafe { Mmap::map(&file) }.map_err(io_err(path))?;
-        if map.len() < HEADER_SIZE || map[0..8] != MAGIC {
-            return Err(format("not a deepchess dataset (bad magic)".into()));
-        }
-        let u32_at = |o: usize| u32::from_le_bytes(map[o..o + 4].try_into().expect("4 bytes"));
-        let version = u32_at(8);
-        if version != VERSION {
-            return Err(format(format!("dataset format version {version}, this build reads {VERSION}")));
-        }
-        let size = u32_at(12) as usize;
-        if size != RECORD_SIZE {
-            return Err(format(format!("record size {size}, expected {RECORD_SIZE}")));
-        }
-        let count = u64::from_le_bytes(map[16..24].try_into().expect("8 bytes"));
-        let content = match u32_at(24) {
-            1 => Content::Positions,
-            2 => Content::Moves,
-            c => return Err(format(format!("unknown content code {c}"))),
-        };
-        let split = match map[28] {
-            0 => Split::Train,
-            1 => Split::Validation,
-            s => return Err(format(format!("unknown split code {s}"))),
-        };
-        let expected = (HEADER_SIZE as u64).checked_add(count.saturating_mul(RECORD_SIZE as u64));
-        if expected != Some(map.len() as u64) {
-            return Err(format(format!(
-                "header says {count} records but the file has {} bytes (truncated or unfinished)",
-                map.len()
-            )));
+        let (content, split, count) = parse_header(&map, path)?;
+        if expected_len(count) != Some(map.len() as u64) {
+            return Err(DatasetError::Format {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "header says {count} records but the file has {} bytes (truncated or unfinished)",
+                    map.len()
+                ),
+            });
         }
         Ok(Dataset { map, content, split, len: count as usize })
     }
@@ -288,5 +346,35 @@ mod tests {
         assert!(err.contains("x.bin") && err.contains("truncated"), "{err}");
         std::fs::write(&path, b"hello world, certainly not a dataset file at all..............").unwrap();
         assert!(Dataset::open(&path).err().unwrap().to_string().contains("bad magic"));
+    }
+
+    #[test]
+    fn append_continues_after_a_checkpoint_and_cuts_a_partial_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file_name(Content::Moves, Split::Train));
+        let record = |game| Record::new(&Chess::default(), 0, 5, GameInfo { game, result: 0 }, None).unwrap();
+        let mut w = DatasetWriter::append(&path, Content::Moves, Split::Train).unwrap();
+        w.push(&record(0)).unwrap();
+        w.checkpoint().unwrap();
+        assert_eq!(Dataset::open(&path).unwrap().len(), 1);
+        w.push(&record(1)).unwrap();
+        w.checkpoint().unwrap();
+        drop(w);
+        // A killed writer: one and a half records beyond the checkpoint.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(record(9).as_bytes());
+        bytes.extend_from_slice(&record(9).as_bytes()[..20]);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut w = DatasetWriter::append(&path, Content::Moves, Split::Train).unwrap();
+        assert_eq!(w.len(), 2);
+        w.push(&record(2)).unwrap();
+        assert_eq!(w.finish().unwrap(), 3);
+        let d = Dataset::open(&path).unwrap();
+        assert_eq!(d.iter().map(|r| r.game()).collect::<Vec<_>>(), vec![0, 1, 2]);
+        let err = DatasetWriter::append(&path, Content::Moves, Split::Validation).err().unwrap().to_string();
+        assert!(err.contains("moves-train.bin") && err.contains("expected validation"), "{err}");
+        std::fs::write(&path, &bytes[..HEADER_SIZE + 10]).unwrap();
+        let err = DatasetWriter::append(&path, Content::Moves, Split::Train).err().unwrap().to_string();
+        assert!(err.contains("truncated"), "{err}");
     }
 }

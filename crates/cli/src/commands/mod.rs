@@ -2,7 +2,9 @@
 
 pub mod analyse;
 pub mod bench;
+pub mod datagen;
 pub mod eval;
+pub mod export;
 pub mod matches;
 pub mod prepare;
 pub mod sts;

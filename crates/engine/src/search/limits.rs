@@ -2,7 +2,7 @@
 //! budget and node budget.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::{Color, Move};
@@ -73,6 +73,10 @@ pub struct Control {
     soft: Option<Duration>,
     hard: Option<Duration>,
     nodes: Option<u64>,
+    soft_nodes: Option<u64>,
+    /// The node count the search last reported to [`must_stop`](Self::must_stop), for the
+    /// soft node limit (shared by clones).
+    nodes_seen: Arc<AtomicU64>,
     /// Maximum depth, if any.
     pub depth: Option<u32>,
     /// Only these root moves (empty: all).
@@ -89,6 +93,8 @@ impl Control {
             soft,
             hard,
             nodes: limits.nodes,
+            soft_nodes: None,
+            nodes_seen: Arc::default(),
             depth: limits.depth,
             search_moves: limits.search_moves.clone(),
         }
@@ -102,6 +108,8 @@ impl Control {
             soft: None,
             hard: None,
             nodes: None,
+            soft_nodes: None,
+            nodes_seen: Arc::default(),
             depth,
             search_moves: Vec::new(),
         }
@@ -110,6 +118,9 @@ impl Control {
     /// Whether the search must stop now: `stop` was sent, the hard time limit passed or
     /// the node budget is spent.
     pub fn must_stop(&self, nodes: u64) -> bool {
+        if self.soft_nodes.is_some() {
+            self.nodes_seen.store(nodes, Ordering::Relaxed);
+        }
         self.stop.load(Ordering::Relaxed)
             || self.nodes.is_some_and(|n| nodes >= n)
             || self.hard.is_some_and(|h| self.start.elapsed() >= h)
@@ -118,6 +129,14 @@ impl Control {
     /// Whether the hard time limit has passed.
     pub fn hard_expired(&self) -> bool {
         self.hard.is_some_and(|h| self.start.elapsed() >= h)
+    }
+
+    /// This control with a soft node limit: no iteration starts once the search has
+    /// reported `nodes` nodes to [`must_stop`](Self::must_stop) (which it does every few
+    /// hundred nodes); the node budget of the limits stays the hard limit.
+    pub fn with_soft_nodes(mut self, nodes: u64) -> Control {
+        self.soft_nodes = Some(nodes);
+        self
     }
 
     /// The node budget.
@@ -134,7 +153,9 @@ impl Control {
     /// clock it stops after 60% of the soft limit, since the next iteration would
     /// likely take longer than all before it; with a fixed move time it uses all of it.
     pub fn another_iteration(&self) -> bool {
-        if self.stop.load(Ordering::Relaxed) {
+        if self.stop.load(Ordering::Relaxed)
+            || self.soft_nodes.is_some_and(|n| self.nodes_seen.load(Ordering::Relaxed) >= n)
+        {
             return false;
         }
         match self.soft {
@@ -179,5 +200,16 @@ mod tests {
         let short = Limits { time: [Some(Duration::from_millis(120)), None], ..limits };
         let (soft, hard) = short.budget(Color::White, Duration::from_millis(50));
         assert!(hard.unwrap() <= Duration::from_millis(70) && soft.unwrap() <= hard.unwrap());
+    }
+
+    #[test]
+    fn soft_node_limit_ends_iterations_not_the_search() {
+        let limits = Limits { nodes: Some(4000), ..Limits::default() };
+        let control = Control::new(&limits, Color::White, Duration::ZERO, Arc::default()).with_soft_nodes(1000);
+        assert!(!control.must_stop(999) && control.another_iteration());
+        assert!(!control.must_stop(1000) && !control.another_iteration());
+        assert!(control.must_stop(4000));
+        let plain = Control::new(&limits, Color::White, Duration::ZERO, Arc::default());
+        assert!(!plain.must_stop(3999) && plain.another_iteration());
     }
 }

@@ -1,0 +1,26 @@
+//! Self-play data for the evaluation net: the evaluation search plays itself from random
+//! openings, and every searched position becomes a dataset record (score, move, result).
+//! Runs append game by game, so a killed run loses only its games in progress and a
+//! restart resumes. See `docs/datagen.md`.
+//!
+//! * [`options`]: the settings; [`run`]: the worker threads and the writing loop.
+//! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
+//! * [`output`], [`summary`], [`pgn`]: the output directory; [`export`]: the text form.
+
+pub mod adjudication;
+pub mod error;
+pub mod export;
+pub mod game;
+pub mod opening;
+pub mod options;
+pub mod output;
+pub mod pgn;
+pub mod player;
+pub mod rng;
+pub mod run;
+pub mod summary;
+
+pub use error::DatagenError;
+pub use options::{GameOptions, RunOptions, Target};
+pub use run::{RunReport, run};
+pub use summary::Summary;

@@ -1,0 +1,219 @@
+//! `deepchess datagen` and `deepchess export` end to end: consistent records, a SIGKILL and
+//! a resume, the options guard, `--force`, the text round trip, and bad options.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{deepchess, texts};
+use deepchess_core::dataset::file_name;
+use deepchess_core::{Content, Dataset, Record, Split};
+use shakmaty::{Color, Position};
+
+/// Small, fast games: few nodes, short games.
+const FAST: [&str; 8] = ["--nodes", "200", "--opening-nodes", "100", "--max-plies", "40", "--seed", "7"];
+
+fn datagen(dir: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec!["datagen", "--out", dir.to_str().unwrap()];
+    args.extend(FAST);
+    args.extend(extra);
+    let out = deepchess(&args);
+    let (stdout, stderr) = texts(&out);
+    (out.status.success(), stdout, stderr)
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Both splits' records, train first.
+fn records(dir: &Path) -> Vec<Record> {
+    Split::ALL
+        .iter()
+        .flat_map(|&split| Dataset::open(&dir.join(file_name(Content::Moves, split))).unwrap().iter().collect::<Vec<_>>())
+        .collect()
+}
+
+/// Records grouped by game, checking that each game's records are contiguous and appear once.
+fn games(records: &[Record]) -> BTreeMap<u32, Vec<Record>> {
+    let mut games: BTreeMap<u32, Vec<Record>> = BTreeMap::new();
+    let mut previous = None;
+    for r in records {
+        if previous != Some(r.game()) {
+            assert!(!games.contains_key(&r.game()), "game {} appears twice", r.game());
+        }
+        games.entry(r.game()).or_default().push(*r);
+        previous = Some(r.game());
+    }
+    games
+}
+
+/// Counts in the summary match the datasets.
+fn check_counts(dir: &Path) -> BTreeMap<u32, Vec<Record>> {
+    let s = summary(dir);
+    let records = records(dir);
+    let games = games(&records);
+    assert_eq!(s["positions"], records.len() as u64);
+    assert_eq!(s["games"], games.len() as u64);
+    let results: Vec<i8> = games.values().map(|g| g[0].result()).collect();
+    let count = |r| results.iter().filter(|&&x| x == r).count() as u64;
+    assert_eq!((s["white_wins"].as_u64(), s["draws"].as_u64(), s["black_wins"].as_u64()), (Some(count(1)), Some(count(0)), Some(count(-1))));
+    games
+}
+
+/// `[Round]` (game number + 1) → `[Termination]` of every game in `games.pgn`.
+fn terminations(dir: &Path) -> BTreeMap<u32, String> {
+    let text = std::fs::read_to_string(dir.join("games.pgn")).unwrap();
+    let tag = |game: &str, name: &str| {
+        let start = game.find(&format!("[{name} \"")).unwrap() + name.len() + 3;
+        game[start..].split('"').next().unwrap().to_string()
+    };
+    text.split("[Event ").skip(1).map(|g| (tag(g, "Round").parse::<u32>().unwrap() - 1, tag(g, "Termination"))).collect()
+}
+
+#[test]
+fn games_give_valid_consistent_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    let (ok, stdout, stderr) = datagen(&out, &["--games", "6", "--threads", "2", "--pgn", "--validation-fraction", "0.3"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("positions/hour/thread="), "{stdout}");
+    let games = check_counts(&out);
+    assert_eq!(games.len(), 6);
+    let terminations = terminations(&out);
+    for (number, records) in &games {
+        let result = records[0].result();
+        for pair in records.windows(2) {
+            assert_eq!(pair[1].ply(), pair[0].ply() + 1, "game {number}: plies increment");
+            let mut position = pair[0].position().unwrap();
+            position.play_unchecked(pair[0].played().unwrap().unwrap().to_move(&position).unwrap());
+            assert_eq!(position.board(), pair[1].position().unwrap().board(), "game {number}: moves link the records");
+        }
+        for r in records {
+            assert_eq!((r.game(), r.result()), (*number, result));
+            let eval = r.eval().expect("every record has the search's score");
+            assert!(eval.abs() <= 20_000 || eval.abs() > 29_000, "{eval}");
+        }
+        let last = records.last().unwrap();
+        let mut end = last.position().unwrap();
+        end.play_unchecked(last.played().unwrap().unwrap().to_move(&end).unwrap());
+        if end.is_checkmate() {
+            let winner = if end.turn() == Color::White { -1 } else { 1 };
+            assert_eq!(result, winner, "game {number}: checkmate decides the result");
+        } else if result != 0 {
+            assert_eq!(terminations[number], "adjudication", "game {number}: decisive without mate");
+            // The adjudicated winner is the side the last score favoured.
+            assert_eq!(i8::try_from(last.eval().unwrap().signum()).unwrap(), result, "game {number}");
+        }
+    }
+    let s = summary(&out);
+    assert_eq!(s["train_positions"].as_u64().unwrap() + s["validation_positions"].as_u64().unwrap(), s["positions"].as_u64().unwrap());
+}
+
+#[test]
+fn a_killed_run_resumes_without_repeating_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    let mut args = vec!["datagen".to_string(), "--out".into(), out.to_str().unwrap().into(), "--games".into(), "1000".into()];
+    args.extend(FAST.iter().map(|s| s.to_string()));
+    args.extend(["--threads".into(), "2".into()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deepchess")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    while !out.join("summary.json").exists() || summary(&out)["games"].as_u64().unwrap() < 2 {
+        assert!(started.elapsed() < Duration::from_secs(300), "no games written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let written = summary(&out)["games"].as_u64().unwrap();
+    let target = (written + 2).to_string();
+    let (ok, stdout, stderr) = datagen(&out, &["--games", &target, "--threads", "2"]);
+    assert!(ok, "{stdout}{stderr}");
+    let games = check_counts(&out);
+    assert!(games.len() as u64 >= written + 2, "{} games after resuming from {written}", games.len());
+    // Done already: a rerun plays nothing.
+    let (ok, _, stderr) = datagen(&out, &["--games", &target]);
+    assert!(ok, "{stderr}");
+    assert_eq!(check_counts(&out).len(), games.len());
+}
+
+#[test]
+fn resuming_plays_the_games_a_single_run_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let (once, twice) = (dir.path().join("once"), dir.path().join("twice"));
+    assert!(datagen(&once, &["--games", "3"]).0);
+    assert!(datagen(&twice, &["--games", "1"]).0);
+    assert!(datagen(&twice, &["--games", "3"]).0);
+    assert_eq!(records(&once), records(&twice));
+    assert_eq!(games(&records(&twice)).keys().copied().collect::<Vec<_>>(), [0, 1, 2]);
+}
+
+#[test]
+fn other_options_need_force_and_force_deletes_only_datagen_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    assert!(datagen(&out, &["--games", "1"]).0);
+    std::fs::write(out.join("keep.txt"), "mine").unwrap();
+    let (ok, _, stderr) = datagen(&out, &["--games", "2", "--random-plies", "6"]);
+    assert!(!ok && stderr.contains("random-plies") && stderr.contains("--force"), "{stderr}");
+    assert_eq!(summary(&out)["games"], 1);
+    let (ok, _, stderr) = datagen(&out, &["--games", "1", "--random-plies", "6", "--force"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(summary(&out)["options"]["random_plies"], 6);
+    assert_eq!(summary(&out)["games"], 1);
+    assert_eq!(std::fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
+    // A directory of datasets from elsewhere is never touched, --force or not.
+    let other = dir.path().join("prepared");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::copy(out.join("moves-train.bin"), other.join("moves-train.bin")).unwrap();
+    let (ok, _, stderr) = datagen(&other, &["--games", "1", "--force"]);
+    assert!(!ok && stderr.contains("not touching"), "{stderr}");
+}
+
+#[test]
+fn export_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    assert!(datagen(&out, &["--games", "2", "--validation-fraction", "0.5"]).0);
+    let text = dir.path().join("d.txt");
+    let result = deepchess(&["export", "--data", out.to_str().unwrap(), "--out", text.to_str().unwrap()]);
+    assert!(result.status.success(), "{:?}", texts(&result));
+    let lines: Vec<String> = std::fs::read_to_string(&text).unwrap().lines().map(String::from).collect();
+    let records = records(&out);
+    assert_eq!(lines.len(), records.len());
+    for (line, record) in lines.iter().zip(&records) {
+        let back = deepchess_datagen::export::from_line(line).unwrap();
+        assert_eq!(back.position().unwrap(), record.position().unwrap(), "{line}");
+        assert_eq!((back.eval(), back.result()), (record.eval(), record.result()), "{line}");
+    }
+    let again = deepchess(&["export", "--data", out.to_str().unwrap(), "--out", text.to_str().unwrap()]);
+    assert!(texts(&again).1.contains("--force"));
+    let split = deepchess(&["export", "--data", out.to_str().unwrap(), "--out", text.to_str().unwrap(), "--split", "validation", "--force"]);
+    assert!(split.status.success());
+}
+
+#[test]
+fn bad_options_name_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (extra, option) in [
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--opening-bound", "-5"], "--opening-bound"),
+        (vec!["--draw-score", "-1"], "--draw-score"),
+        (vec!["--book", "/nonexistent/book.epd"], "--book"),
+        (vec!["--models", empty.to_str().unwrap()], "--models"),
+        (vec!["--hard-nodes", "100"], "--hard-nodes"),
+    ] {
+        let mut args = vec!["--games", "1"];
+        args.extend(&extra);
+        let (ok, _, stderr) = datagen(&out, &args);
+        assert!(!ok && stderr.contains(option), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(!out.join("summary.json").exists(), "nothing written for bad options");
+}
