@@ -33,7 +33,9 @@ fn summary(dir: &Path) -> serde_json::Value {
 fn records(dir: &Path) -> Vec<Record> {
     Split::ALL
         .iter()
-        .flat_map(|&split| Dataset::open(&dir.join(file_name(Content::Moves, split))).unwrap().iter().collect::<Vec<_>>())
+        .flat_map(|&split| {
+            Dataset::open(&dir.join(file_name(Content::Moves, split))).unwrap().iter().collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -60,7 +62,10 @@ fn check_counts(dir: &Path) -> BTreeMap<u32, Vec<Record>> {
     assert_eq!(s["games"], games.len() as u64);
     let results: Vec<i8> = games.values().map(|g| g[0].result()).collect();
     let count = |r| results.iter().filter(|&&x| x == r).count() as u64;
-    assert_eq!((s["white_wins"].as_u64(), s["draws"].as_u64(), s["black_wins"].as_u64()), (Some(count(1)), Some(count(0)), Some(count(-1))));
+    assert_eq!(
+        (s["white_wins"].as_u64(), s["draws"].as_u64(), s["black_wins"].as_u64()),
+        (Some(count(1)), Some(count(0)), Some(count(-1)))
+    );
     games
 }
 
@@ -71,14 +76,18 @@ fn terminations(dir: &Path) -> BTreeMap<u32, String> {
         let start = game.find(&format!("[{name} \"")).unwrap() + name.len() + 3;
         game[start..].split('"').next().unwrap().to_string()
     };
-    text.split("[Event ").skip(1).map(|g| (tag(g, "Round").parse::<u32>().unwrap() - 1, tag(g, "Termination"))).collect()
+    text.split("[Event ")
+        .skip(1)
+        .map(|g| (tag(g, "Round").parse::<u32>().unwrap() - 1, tag(g, "Termination")))
+        .collect()
 }
 
 #[test]
 fn games_give_valid_consistent_records() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("d");
-    let (ok, stdout, stderr) = datagen(&out, &["--games", "6", "--threads", "2", "--pgn", "--validation-fraction", "0.3"]);
+    let (ok, stdout, stderr) =
+        datagen(&out, &["--games", "6", "--threads", "2", "--pgn", "--validation-fraction", "0.3"]);
     assert!(ok, "{stdout}{stderr}");
     assert!(stdout.contains("positions/hour/thread="), "{stdout}");
     let games = check_counts(&out);
@@ -110,17 +119,26 @@ fn games_give_valid_consistent_records() {
         }
     }
     let s = summary(&out);
-    assert_eq!(s["train_positions"].as_u64().unwrap() + s["validation_positions"].as_u64().unwrap(), s["positions"].as_u64().unwrap());
+    assert_eq!(
+        s["train_positions"].as_u64().unwrap() + s["validation_positions"].as_u64().unwrap(),
+        s["positions"].as_u64().unwrap()
+    );
 }
 
 #[test]
 fn a_killed_run_resumes_without_repeating_games() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("d");
-    let mut args = vec!["datagen".to_string(), "--out".into(), out.to_str().unwrap().into(), "--games".into(), "1000".into()];
+    let mut args =
+        vec!["datagen".to_string(), "--out".into(), out.to_str().unwrap().into(), "--games".into(), "1000".into()];
     args.extend(FAST.iter().map(|s| s.to_string()));
     args.extend(["--threads".into(), "2".into()]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_deepchess")).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deepchess"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let started = Instant::now();
     while !out.join("summary.json").exists() || summary(&out)["games"].as_u64().unwrap() < 2 {
         assert!(started.elapsed() < Duration::from_secs(300), "no games written");
@@ -191,7 +209,16 @@ fn export_round_trips() {
     }
     let again = deepchess(&["export", "--data", out.to_str().unwrap(), "--out", text.to_str().unwrap()]);
     assert!(texts(&again).1.contains("--force"));
-    let split = deepchess(&["export", "--data", out.to_str().unwrap(), "--out", text.to_str().unwrap(), "--split", "validation", "--force"]);
+    let split = deepchess(&[
+        "export",
+        "--data",
+        out.to_str().unwrap(),
+        "--out",
+        text.to_str().unwrap(),
+        "--split",
+        "validation",
+        "--force",
+    ]);
     assert!(split.status.success());
 }
 

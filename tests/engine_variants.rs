@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use deepchess_engine::engine::Engine;
-use deepchess_engine::position_history::Game;
 use deepchess_engine::nn::Networks;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::search::Limits;
 use shakmaty::Position;
 
@@ -35,8 +35,19 @@ fn variants() -> Vec<(Vec<(&'static str, &'static str)>, Limits)> {
         }
     }
     out.push((
-        vec![("Search", "eval"), ("PVS", "false"), ("NullMove", "false"), ("Killers", "false"), ("CheckExtensions", "false"), ("Aspiration", "false"),
-             ("LMR", "false"), ("LMP", "false"), ("SEE", "false"), ("Futility", "false"), ("OrderingDepth", "1")],
+        vec![
+            ("Search", "eval"),
+            ("PVS", "false"),
+            ("NullMove", "false"),
+            ("Killers", "false"),
+            ("CheckExtensions", "false"),
+            ("Aspiration", "false"),
+            ("LMR", "false"),
+            ("LMP", "false"),
+            ("SEE", "false"),
+            ("Futility", "false"),
+            ("OrderingDepth", "1"),
+        ],
         depth(3),
     ));
     out.push((vec![("Search", "eval")], depth(5)));

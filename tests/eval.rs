@@ -59,6 +59,9 @@ fn an_unknown_or_unavailable_device_is_reported() {
     if !cfg!(feature = "wgpu") {
         let out = deepchess(&["bench", "train", "--batches", "1", "--batch", "8", "--device", "wgpu"]);
         let (_, stderr) = texts(&out);
-        assert!(!out.status.success() && stderr.contains("--device wgpu") && stderr.contains("--features wgpu"), "{stderr}");
+        assert!(
+            !out.status.success() && stderr.contains("--device wgpu") && stderr.contains("--features wgpu"),
+            "{stderr}"
+        );
     }
 }

@@ -95,7 +95,8 @@ fn round_robin_ends_by_the_rules_with_valid_pgn_and_consistent_counts() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("games.pgn");
     let engine = fake_engine("script", FOOLS_MATE);
-    let specs: Vec<String> = ["A", "B", "C"].iter().map(|n| format!("--engine=name={n},cmd=\"{engine}\",hash=2")).collect();
+    let specs: Vec<String> =
+        ["A", "B", "C"].iter().map(|n| format!("--engine=name={n},cmd=\"{engine}\",hash=2")).collect();
     let mut args: Vec<&str> = vec!["match", "--movetime", "50", "--games", "2", "--concurrency", "2"];
     args.extend(specs.iter().map(String::as_str));
     args.extend(["--pgn-out", pgn.to_str().unwrap()]);
@@ -122,7 +123,8 @@ fn round_robin_ends_by_the_rules_with_valid_pgn_and_consistent_counts() {
         assert_eq!(g.tag("PlyCount"), "4");
         assert!(g.checkmate && g.plies == 4 && g.evals == 4, "{g:?}");
     }
-    let mut pairs: Vec<(String, String)> = games.iter().map(|g| (g.tag("White").into(), g.tag("Black").into())).collect();
+    let mut pairs: Vec<(String, String)> =
+        games.iter().map(|g| (g.tag("White").into(), g.tag("Black").into())).collect();
     pairs.sort();
     let expected = [("A", "B"), ("A", "C"), ("B", "A"), ("B", "C"), ("C", "A"), ("C", "B")];
     assert_eq!(pairs, expected.map(|(w, b)| (w.to_owned(), b.to_owned())), "each pair plays both colours");
@@ -142,7 +144,15 @@ fn repetition_and_move_limit_draw() {
     let (p, q) = (format!("name=P,cmd=\"{engine}\""), format!("name=Q,cmd=\"{engine}\""));
     let run = |extra: &[&str]| {
         let mut args = vec!["match", "--nodes", "10", "--engine", &p];
-        args.extend(["--engine", &q, "--openings", openings.to_str().unwrap(), "--pgn-out", pgn.to_str().unwrap(), "--force"]);
+        args.extend([
+            "--engine",
+            &q,
+            "--openings",
+            openings.to_str().unwrap(),
+            "--pgn-out",
+            pgn.to_str().unwrap(),
+            "--force",
+        ]);
         args.extend(extra);
         let out = deepchess(&args);
         assert!(out.status.success(), "{}", texts(&out).1);
@@ -161,11 +171,17 @@ fn repetition_and_move_limit_draw() {
 fn crashing_hanging_and_illegal_engines_lose_and_the_match_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("failures.pgn");
-    let specs: Vec<String> = [("Good", fake_engine("script", FOOLS_MATE)), ("Crash", fake_engine("crash", "")), ("Hang", fake_engine("hang", "")), ("Illegal", fake_engine("illegal", ""))]
-        .iter()
-        .map(|(n, cmd)| format!("name={n},cmd=\"{cmd}\""))
-        .collect();
-    let mut args = vec!["match", "--movetime", "50", "--margin-ms", "800", "--games", "2", "--pgn-out", pgn.to_str().unwrap()];
+    let specs: Vec<String> = [
+        ("Good", fake_engine("script", FOOLS_MATE)),
+        ("Crash", fake_engine("crash", "")),
+        ("Hang", fake_engine("hang", "")),
+        ("Illegal", fake_engine("illegal", "")),
+    ]
+    .iter()
+    .map(|(n, cmd)| format!("name={n},cmd=\"{cmd}\""))
+    .collect();
+    let mut args =
+        vec!["match", "--movetime", "50", "--margin-ms", "800", "--games", "2", "--pgn-out", pgn.to_str().unwrap()];
     for s in &specs {
         args.extend(["--engine", s.as_str()]);
     }
@@ -204,8 +220,19 @@ fn sprt_accepts_h1_and_stops_with_fixed_nodes_for_both() {
     let a = format!("name=A,cmd=\"{}\"", logging_engine("script", "e2e4,e7e5,d2d4,d8h4,d1h5", &log_a));
     let b = format!("name=B,cmd=\"{}\"", logging_engine("script", "f2f3,f7f6,g2g4,g7g5", &log_b));
     let out = deepchess(&[
-        "match", "--engine", &a, "--engine", &b, "--nodes", "7", "--games", "200", "--sprt", "elo0=0,elo1=100,alpha=0.05,beta=0.05",
-        "--pgn-out", pgn.to_str().unwrap(),
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--nodes",
+        "7",
+        "--games",
+        "200",
+        "--sprt",
+        "elo0=0,elo1=100,alpha=0.05,beta=0.05",
+        "--pgn-out",
+        pgn.to_str().unwrap(),
     ]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -232,7 +259,18 @@ fn sprt_accepts_h0_with_games_in_flight_and_an_odd_cap() {
     let engine = fake_engine("script", FOOLS_MATE);
     let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
     let out = deepchess(&[
-        "match", "--engine", &a, "--engine", &b, "--movetime", "20", "--games", "41", "--concurrency", "2", "--sprt",
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--movetime",
+        "20",
+        "--games",
+        "41",
+        "--concurrency",
+        "2",
+        "--sprt",
         "elo0=0,elo1=100,model=logistic",
     ]);
     let (stdout, stderr) = texts(&out);
@@ -241,7 +279,10 @@ fn sprt_accepts_h0_with_games_in_flight_and_an_odd_cap() {
     // Nine such pairs take the logistic LLR to -2.95 (fishtest's LLR_logistic).
     assert!(stdout.contains("H0 accepted after 9 pairs"), "{stdout}");
     let games = stderr.lines().filter(|l| l.starts_with("game ")).count();
-    assert!((18..=20).contains(&games), "the decision stops new games; the other worker's game is finished: {games}\n{stderr}");
+    assert!(
+        (18..=20).contains(&games),
+        "the decision stops new games; the other worker's game is finished: {games}\n{stderr}"
+    );
     assert!(stdout.contains(&format!("({games} games)")), "{stdout}");
 }
 
@@ -249,7 +290,17 @@ fn sprt_accepts_h0_with_games_in_flight_and_an_odd_cap() {
 fn an_engine_that_cannot_start_aborts_the_match() {
     let good = format!("name=Good,cmd=\"{}\"", fake_engine("script", FOOLS_MATE));
     let started = std::time::Instant::now();
-    let out = deepchess(&["match", "--engine", &good, "--engine", "name=Ghost,cmd=\"/nonexistent/engine --flag\"", "--nodes", "1", "--games", "10"]);
+    let out = deepchess(&[
+        "match",
+        "--engine",
+        &good,
+        "--engine",
+        "name=Ghost,cmd=\"/nonexistent/engine --flag\"",
+        "--nodes",
+        "1",
+        "--games",
+        "10",
+    ]);
     let stderr = texts(&out).1;
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("the match cannot begin: engine Ghost: cannot start `/nonexistent/engine`"), "{stderr}");
@@ -268,13 +319,19 @@ fn an_engine_that_cannot_start_aborts_the_match() {
 fn shuffled_openings_follow_the_seed_and_pairs_share_them() {
     let dir = tempfile::tempdir().unwrap();
     let (epd, pgn) = (dir.path().join("o.epd"), dir.path().join("shuffled.pgn"));
-    let fens = ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1", "4k3/8/8/8/8/8/1P6/4K3 w - - 0 1"];
+    let fens = [
+        "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1",
+        "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1",
+        "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1",
+        "4k3/8/8/8/8/8/1P6/4K3 w - - 0 1",
+    ];
     std::fs::write(&epd, fens.join("\n")).unwrap();
     // Each side moves its king once, then the move limit draws the game.
     let engine = fake_engine("script", "e1f1,e8f8");
     let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
     let order = |extra: &[&str]| {
-        let mut args = vec!["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--max-moves", "1", "--games", "8"];
+        let mut args =
+            vec!["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--max-moves", "1", "--games", "8"];
         args.extend(["--openings", epd.to_str().unwrap()]);
         args.extend(["--pgn-out", pgn.to_str().unwrap(), "--force"]);
         args.extend(extra);
@@ -294,7 +351,10 @@ fn shuffled_openings_follow_the_seed_and_pairs_share_them() {
     expected.sort();
     assert_eq!(sorted, expected, "every opening once per pair");
     let out = deepchess(&["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--seed", "3"]);
-    assert!(!out.status.success() && texts(&out).1.contains("--shuffle-openings"), "a seed without shuffling is refused");
+    assert!(
+        !out.status.success() && texts(&out).1.contains("--shuffle-openings"),
+        "a seed without shuffling is refused"
+    );
 }
 
 #[test]
@@ -323,12 +383,29 @@ fn stockfish_against_glaurung() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("real.pgn");
     let (a, b) = (format!("name=SF,cmd={},threads=1", sf.display()), format!("name=Glaurung,cmd={}", gl.display()));
-    let out = deepchess(&["match", "--engine", &a, "--engine", &b, "--depth", "4", "--games", "2", "--max-moves", "60", "--pgn-out", pgn.to_str().unwrap()]);
+    let out = deepchess(&[
+        "match",
+        "--engine",
+        &a,
+        "--engine",
+        &b,
+        "--depth",
+        "4",
+        "--games",
+        "2",
+        "--max-moves",
+        "60",
+        "--pgn-out",
+        pgn.to_str().unwrap(),
+    ]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
     let games = read_pgn(&pgn);
     assert_eq!(games.len(), 2);
-    assert!(games.iter().all(|g| g.tag("Termination") == "normal" || g.tag("Termination") == "adjudication"), "{stdout}");
+    assert!(
+        games.iter().all(|g| g.tag("Termination") == "normal" || g.tag("Termination") == "adjudication"),
+        "{stdout}"
+    );
     assert!(stdout.contains("SF vs Glaurung: W/D/L"), "{stdout}");
 }
 
@@ -356,8 +433,19 @@ fn two_of_our_searches_at_fixed_nodes() {
     let dir = tempfile::tempdir().unwrap();
     let pgn = dir.path().join("ours.pgn");
     let out = deepchess(&[
-        "match", "--engine", "name=Eval,search=eval", "--engine", "name=Policy,search=policy", "--nodes", "200", "--games", "2",
-        "--max-moves", "30", "--pgn-out", pgn.to_str().unwrap(),
+        "match",
+        "--engine",
+        "name=Eval,search=eval",
+        "--engine",
+        "name=Policy,search=policy",
+        "--nodes",
+        "200",
+        "--games",
+        "2",
+        "--max-moves",
+        "30",
+        "--pgn-out",
+        pgn.to_str().unwrap(),
     ]);
     let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");

@@ -106,7 +106,11 @@ fn compressed_inputs_give_identical_datasets() {
         for content in Content::ALL {
             for split in Split::ALL {
                 let name = file_name(content, split);
-                assert_eq!(std::fs::read(out.join(&name)).unwrap(), std::fs::read(reference.join(&name)).unwrap(), "{ext} {name}");
+                assert_eq!(
+                    std::fs::read(out.join(&name)).unwrap(),
+                    std::fs::read(reference.join(&name)).unwrap(),
+                    "{ext} {name}"
+                );
             }
         }
     }
@@ -128,7 +132,11 @@ fn truncated_or_corrupt_streams_name_the_file_and_games_read() {
         let err = stderr(&o);
         assert!(err.contains(&cut.display().to_string()) && err.contains("complete games"), "{ext}: {err}");
         assert!(!out.exists(), "{ext}: no partial output directory");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains(".tmp-")).collect();
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
         assert!(leftovers.is_empty(), "{ext}: temporary directory left behind");
 
         let mut corrupt = bytes.clone();
@@ -266,11 +274,16 @@ fn min_elo_and_keep_truncated() {
     let o = prepare(&[Path::new(SAMPLE)], &out, &["--keep-truncated", "--skip-moves", "0"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = summary(&out);
-    assert_eq!((s["truncated"].as_u64(), s["skipped"]["illegal_move"].as_u64(), s["games_used"].as_u64()), (Some(1), Some(0), Some(6)));
+    assert_eq!(
+        (s["truncated"].as_u64(), s["skipped"]["illegal_move"].as_u64(), s["games_used"].as_u64()),
+        (Some(1), Some(0), Some(6))
+    );
     // The illegal game (game 4) keeps its four legal moves.
     let moves: usize = Split::ALL
         .iter()
-        .map(|&split| Dataset::open(&out.join(file_name(Content::Moves, split))).unwrap().iter().filter(|r| r.game() == 4).count())
+        .map(|&split| {
+            Dataset::open(&out.join(file_name(Content::Moves, split))).unwrap().iter().filter(|r| r.game() == 4).count()
+        })
         .sum();
     assert_eq!(moves, 4);
 }

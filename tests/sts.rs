@@ -24,11 +24,8 @@ const SUITE: &[(&str, &str)] = &[
     ("4k3/8/8/8/8/8/2P5/4K3 w - - hmvc 0; fmvn 1; bm c4; id \"Custom.6\";", "c2c4"), // after a restart: 1
 ];
 
-const BAD_LINES: &[&str] = &[
-    "8/8/8 w - - bm e4;",
-    "4k3/8/8/8/8/8/4P3/4K3 w - - bm Nf3;",
-    "4k3/8/8/8/8/8/4P3/4K3 w - - id \"no solution\";",
-];
+const BAD_LINES: &[&str] =
+    &["8/8/8 w - - bm e4;", "4k3/8/8/8/8/8/4P3/4K3 w - - bm Nf3;", "4k3/8/8/8/8/8/4P3/4K3 w - - id \"no solution\";"];
 
 fn write_suite(dir: &std::path::Path) -> (String, String) {
     let mut epd = String::from("# hand-made suite\n\n");
@@ -65,7 +62,9 @@ fn scores_a_hand_made_suite_and_survives_engine_failures() {
     // 10 + 4 + 1 + 0 + 0 (crash) + 0 (hang) + 0 (illegal) + 1 of 10 + 10 + 6 × 1.
     let rating = 44.523 * 100.0 * 16.0 / 26.0 - 242.85;
     assert_eq!(stdout.lines().last().unwrap(), format!("score=16/26 best=3 rating={rating:.0}"), "{stdout}");
-    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).unwrap().split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
+    let row = |name: &str| {
+        stdout.lines().find(|l| l.starts_with(name)).unwrap().split_whitespace().skip(1).collect::<Vec<_>>().join(" ")
+    };
     assert_eq!(row("Undermine"), "2 14 20 1 70.0");
     assert_eq!(row("Custom"), "6 2 6 2 33.3");
     assert!(stdout.contains("engine failures (no legal move): 3"), "{stdout}");

@@ -102,7 +102,11 @@ fn position(fen: &str, moves: &[&str]) -> Chess {
 
 fn assert_legal(pos: &Chess, best: &str) {
     let m = best.parse::<UciMove>().unwrap_or_else(|_| panic!("`{best}` is not UCI"));
-    assert!(m.to_move(pos).is_ok(), "`{best}` is illegal in {}", Fen::from_position(pos, shakmaty::EnPassantMode::Legal));
+    assert!(
+        m.to_move(pos).is_ok(),
+        "`{best}` is illegal in {}",
+        Fen::from_position(pos, shakmaty::EnPassantMode::Legal)
+    );
 }
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -174,7 +178,8 @@ fn clock_moves_stay_within_the_time() {
         engine.ready();
         for (wtime, btime) in [(10_000, 10_000), (300, 250)] {
             let started = Instant::now();
-            let (best, _) = engine.go(&format!("wtime {wtime} btime {btime} winc 100 binc 100"), Duration::from_secs(20));
+            let (best, _) =
+                engine.go(&format!("wtime {wtime} btime {btime} winc 100 binc 100"), Duration::from_secs(20));
             let used = started.elapsed();
             assert_legal(&position(START, &moves), &best);
             assert!(used < Duration::from_millis(btime), "{search}: {used:?} with {btime} ms left");
@@ -190,7 +195,8 @@ fn every_option_takes_its_default_and_the_old_move_overhead_name_still_works() {
         .iter()
         .filter_map(|o| o.default_value().map(|d| format!("setoption name {} value {d}", o.name)))
         .collect();
-    commands.extend(["setoption name MoveOverhead value 20", "setoption name move overhead value 30"].map(String::from));
+    commands
+        .extend(["setoption name MoveOverhead value 20", "setoption name move overhead value 30"].map(String::from));
     for command in &commands {
         engine.send(command);
     }

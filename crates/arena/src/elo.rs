@@ -39,7 +39,15 @@ pub struct EloEstimate {
 
 impl std::fmt::Display for EloEstimate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let show = |x: f64| if x.is_finite() { format!("{x:+.0}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
+        let show = |x: f64| {
+            if x.is_finite() {
+                format!("{x:+.0}")
+            } else if x > 0.0 {
+                "+inf".into()
+            } else {
+                "-inf".into()
+            }
+        };
         if self.low.is_nan() {
             return write!(f, "{} [no interval: every game had the same result]", show(self.elo));
         }

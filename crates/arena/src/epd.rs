@@ -99,10 +99,12 @@ pub fn parse_line(text: &str) -> Result<EpdLine, String> {
             counters.1 = f;
         }
     }
-    let fen_text = format!("{} {} {} {} {} {}", fields[0], fields[1], fields[2], fields[3], counters.0, counters.1.max(1));
+    let fen_text =
+        format!("{} {} {} {} {} {}", fields[0], fields[1], fields[2], fields[3], counters.0, counters.1.max(1));
     let fen: Fen = fen_text.parse().map_err(|e| format!("bad position \"{}\": {e}", fields.join(" ")))?;
-    let position: Chess =
-        fen.into_position(CastlingMode::Standard).map_err(|e| format!("illegal position \"{}\": {e}", fields.join(" ")))?;
+    let position: Chess = fen
+        .into_position(CastlingMode::Standard)
+        .map_err(|e| format!("illegal position \"{}\": {e}", fields.join(" ")))?;
     let fen = Fen::from_position(&position, EnPassantMode::Legal).to_string();
     Ok(EpdLine { position, fen, operations })
 }
@@ -178,7 +180,8 @@ pub fn parse_move(position: &Chess, text: &str) -> Result<Move, String> {
 
 /// Reads a file as numbered non-empty lines, skipping blank lines and `#` comments.
 pub fn read_lines(path: &Path) -> std::io::Result<Vec<(usize, String)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     Ok(text
         .lines()
         .enumerate()
@@ -206,7 +209,8 @@ mod tests {
 
     #[test]
     fn unquoted_operands_counters_and_missing_semicolon() {
-        let line = parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7 bm e4 d2d4; am Nh3; hmvc 5").unwrap();
+        let line =
+            parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 3 7 bm e4 d2d4; am Nh3; hmvc 5").unwrap();
         assert_eq!(line.operands("bm").unwrap(), ["e4", "d2d4"]);
         assert_eq!(line.operands("am").unwrap(), ["Nh3"]);
         assert!(line.fen.ends_with(" 5 7"), "{}", line.fen);
@@ -228,7 +232,11 @@ mod tests {
         let pos = Chess::default();
         assert_eq!(parse_move(&pos, "Nf3!").unwrap(), parse_move(&pos, "g1f3").unwrap());
         assert!(parse_move(&pos, "Nf6").unwrap_err().contains("not a legal move"));
-        let castle: Chess = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1".parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+        let castle: Chess = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
         assert_eq!(parse_move(&castle, "O-O").unwrap(), parse_move(&castle, "e1g1").unwrap());
         assert_eq!(parse_move(&castle, "O-O-O+").unwrap(), parse_move(&castle, "e1c1").unwrap());
     }

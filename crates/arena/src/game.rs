@@ -164,7 +164,12 @@ pub struct GameEnd {
 
 impl GameEnd {
     /// An ending with its result, PGN termination, reason and the engine at fault, if any.
-    pub fn new(result: GameResult, termination: Termination, reason: impl Into<String>, failed: Option<Color>) -> GameEnd {
+    pub fn new(
+        result: GameResult,
+        termination: Termination,
+        reason: impl Into<String>,
+        failed: Option<Color>,
+    ) -> GameEnd {
         GameEnd { result, termination, reason: reason.into(), failed }
     }
 
@@ -198,13 +203,7 @@ impl GameRecord {
     /// The record of a game between `white` and `black` from `opening` that ended as `end`
     /// after `moves`.
     pub fn new(white: &str, black: &str, opening: &Opening, moves: Vec<MoveRecord>, end: GameEnd) -> GameRecord {
-        GameRecord {
-            white: white.to_owned(),
-            black: black.to_owned(),
-            start_fen: opening.fen().to_owned(),
-            moves,
-            end,
-        }
+        GameRecord { white: white.to_owned(), black: black.to_owned(), start_fen: opening.fen().to_owned(), moves, end }
     }
 }
 
@@ -260,9 +259,11 @@ fn slot(side: Color) -> usize {
 /// Adjudication by score: the scores of engine moves, mover's view, in order.
 fn adjudicate(rules: &Adjudication, scores: &[(Color, Option<i32>)], fullmoves: u32) -> Option<(GameResult, String)> {
     if let (Some(rule), Some((mover, _))) = (rules.resign, scores.last()) {
-        let own: Vec<Option<i32>> = scores.iter().rev().filter(|(c, _)| c == mover).take(rule.moves).map(|(_, s)| *s).collect();
+        let own: Vec<Option<i32>> =
+            scores.iter().rev().filter(|(c, _)| c == mover).take(rule.moves).map(|(_, s)| *s).collect();
         if rule.moves > 0 && own.len() == rule.moves && own.iter().all(|s| s.is_some_and(|s| s <= -rule.score_cp)) {
-            let reason = format!("{mover:?} resigns (score at or below -{} cp for {} moves)", rule.score_cp, rule.moves);
+            let reason =
+                format!("{mover:?} resigns (score at or below -{} cp for {} moves)", rule.score_cp, rule.moves);
             return Some((GameResult::loss_of(*mover), reason.to_lowercase()));
         }
     }
@@ -272,7 +273,10 @@ fn adjudicate(rules: &Adjudication, scores: &[(Color, Option<i32>)], fullmoves: 
         && scores.len() >= 2 * rule.moves
         && scores[scores.len() - 2 * rule.moves..].iter().all(|(_, s)| s.is_some_and(|s| s.abs() <= rule.score_cp))
     {
-        return Some((GameResult::Draw, format!("draw by score (within ±{} cp for {} moves each)", rule.score_cp, rule.moves)));
+        return Some((
+            GameResult::Draw,
+            format!("draw by score (within ±{} cp for {} moves each)", rule.score_cp, rule.moves),
+        ));
     }
     None
 }
@@ -286,7 +290,12 @@ pub fn play_game(engines: [&mut EngineProcess; 2], opening: &Opening, settings: 
 }
 
 /// Plays the game into `moves` until it ends, and says how it ended.
-fn play_moves(mut engines: [&mut EngineProcess; 2], opening: &Opening, settings: &GameSettings, moves: &mut Vec<MoveRecord>) -> GameEnd {
+fn play_moves(
+    mut engines: [&mut EngineProcess; 2],
+    opening: &Opening,
+    settings: &GameSettings,
+    moves: &mut Vec<MoveRecord>,
+) -> GameEnd {
     for side in [Color::White, Color::Black] {
         if let Err(e) = engines[slot(side)].new_game(settings.handshake_timeout) {
             return GameEnd::engine_failure(side, &e);
@@ -319,7 +328,12 @@ fn play_moves(mut engines: [&mut EngineProcess; 2], opening: &Opening, settings:
         if let Some(max) = settings.adjudication.max_moves
             && moves.len() as u32 >= 2 * max
         {
-            return GameEnd::new(GameResult::Draw, Termination::Adjudication, format!("draw by move limit ({max} moves)"), None);
+            return GameEnd::new(
+                GameResult::Draw,
+                Termination::Adjudication,
+                format!("draw by move limit ({max} moves)"),
+                None,
+            );
         }
         let side = board.position.turn();
         let engine = &mut engines[slot(side)];
@@ -394,8 +408,14 @@ mod tests {
         assert_eq!(r.rule_ending(), Some((GameResult::Draw, "threefold repetition")));
 
         assert_eq!(board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").rule_ending(), Some((GameResult::Draw, "stalemate")));
-        assert_eq!(board("7k/8/6K1/8/8/8/8/5B2 b - - 0 1").rule_ending(), Some((GameResult::Draw, "insufficient material")));
-        assert_eq!(board("7k/8/6K1/8/8/8/8/5R2 b - - 100 80").rule_ending(), Some((GameResult::Draw, "fifty-move rule")));
+        assert_eq!(
+            board("7k/8/6K1/8/8/8/8/5B2 b - - 0 1").rule_ending(),
+            Some((GameResult::Draw, "insufficient material"))
+        );
+        assert_eq!(
+            board("7k/8/6K1/8/8/8/8/5R2 b - - 100 80").rule_ending(),
+            Some((GameResult::Draw, "fifty-move rule"))
+        );
     }
 
     #[test]

@@ -26,7 +26,8 @@ impl TimeControl {
     pub fn parse_clock(text: &str) -> Result<TimeControl, String> {
         let (base, increment) = text.split_once('+').unwrap_or((text, "0"));
         let seconds = |s: &str| -> Result<Duration, String> {
-            let value: f64 = s.trim().parse().map_err(|_| format!("--tc \"{text}\": \"{s}\" is not a number of seconds"))?;
+            let value: f64 =
+                s.trim().parse().map_err(|_| format!("--tc \"{text}\": \"{s}\" is not a number of seconds"))?;
             Duration::try_from_secs_f64(value).map_err(|_| format!("--tc \"{text}\": \"{s}\" is not a duration"))
         };
         let (base, increment) = (seconds(base)?, seconds(increment)?);
@@ -99,7 +100,10 @@ mod tests {
     fn clocks_and_go_arguments() {
         let tc = TimeControl::parse_clock("10+0.1").unwrap();
         assert_eq!(tc, TimeControl::Clock { base: Duration::from_secs(10), increment: Duration::from_millis(100) });
-        assert_eq!(tc.go_args([Duration::from_millis(9500), Duration::from_secs(10)]), "wtime 9500 btime 10000 winc 100 binc 100");
+        assert_eq!(
+            tc.go_args([Duration::from_millis(9500), Duration::from_secs(10)]),
+            "wtime 9500 btime 10000 winc 100 binc 100"
+        );
         assert_eq!(tc.pgn_tag(), "10+0.1");
         assert_eq!(TimeControl::parse_clock("60").unwrap().pgn_tag(), "60+0");
         assert!(TimeControl::parse_clock("x+1").unwrap_err().contains("\"x\""));

@@ -108,7 +108,8 @@ fn read_epd(path: &Path) -> std::io::Result<OpeningBook> {
 }
 
 fn read_pgn(path: &Path) -> std::io::Result<OpeningBook> {
-    let file = std::fs::File::open(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     let mut reader = Reader::new(file);
     let mut book = OpeningBook::default();
     let mut game = 0;
@@ -184,7 +185,8 @@ mod tests {
     fn epd_and_pgn_openings() {
         let dir = tempfile::tempdir().unwrap();
         let epd = dir.path().join("o.epd");
-        std::fs::write(&epd, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\nbad line\n\n# comment\n").unwrap();
+        std::fs::write(&epd, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -\nbad line\n\n# comment\n")
+            .unwrap();
         let book = OpeningBook::read(&epd).unwrap();
         assert_eq!(book.openings.len(), 1);
         assert_eq!(book.openings[0].fen(), "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
@@ -196,12 +198,17 @@ mod tests {
         assert_eq!(book.openings.len(), 2);
         assert_eq!(book.openings[0].moves(), ["e2e4", "e7e5", "g1f3"]);
         assert_eq!(book.openings[1].fen(), "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1");
-        assert!(book.errors[0].message.contains("game 2") && book.errors[0].message.contains("Ke3"), "{:?}", book.errors);
+        assert!(
+            book.errors[0].message.contains("game 2") && book.errors[0].message.contains("Ke3"),
+            "{:?}",
+            book.errors
+        );
     }
 
     #[test]
     fn shuffles_are_seeded_permutations() {
-        let fens = ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1"];
+        let fens =
+            ["4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", "4k3/8/8/8/8/8/3P4/4K3 w - - 0 1", "4k3/8/8/8/8/8/2P5/4K3 w - - 0 1"];
         let book: Vec<Opening> = (0..30).map(|i| Opening::new(fens[i % 3], Vec::new()).unwrap()).collect();
         let order = |seed| {
             let mut b = book.clone();

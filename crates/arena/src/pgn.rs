@@ -142,14 +142,23 @@ mod tests {
             white: "A \"x\"".into(),
             black: "B".into(),
             start_fen: "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into(),
-            moves: vec![mv("e7e5", "e5", true, None), mv("g1f3", "Nf3", false, Some(Score::Cp(35))), mv("b8c6", "Nc6", false, Some(Score::Mate(-4)))],
+            moves: vec![
+                mv("e7e5", "e5", true, None),
+                mv("g1f3", "Nf3", false, Some(Score::Cp(35))),
+                mv("b8c6", "Nc6", false, Some(Score::Mate(-4))),
+            ],
             end: GameEnd::new(GameResult::Draw, Termination::Adjudication, "draw by move limit", None),
         };
-        let header = PgnHeader { event: "E".into(), site: "S".into(), date: "2026.01.01".into(), tc: TimeControl::Nodes(5) };
+        let header =
+            PgnHeader { event: "E".into(), site: "S".into(), date: "2026.01.01".into(), tc: TimeControl::Nodes(5) };
         let text = write_game(&header, 3, &game);
         assert!(text.contains("[White \"A \\\"x\\\"\"]\n"), "{text}");
         assert!(text.contains("[SetUp \"1\"]\n[FEN \"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\"]"));
-        assert!(text.contains("[Round \"3\"]") && text.contains("[PlyCount \"3\"]") && text.contains("[Termination \"adjudication\"]"));
+        assert!(
+            text.contains("[Round \"3\"]")
+                && text.contains("[PlyCount \"3\"]")
+                && text.contains("[Termination \"adjudication\"]")
+        );
         let movetext = text.split("\n\n").nth(1).unwrap().replace('\n', " ");
         assert_eq!(
             movetext,

@@ -313,10 +313,20 @@ fn mle_with_t_value(observed: &[f64; 5], t: f64) -> [f64; 5] {
 fn normal_cdf(x: f64) -> f64 {
     let z = (x / SQRT_2).abs();
     let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = [1.000_023_68, 0.374_091_96, 0.096_784_18, -0.186_288_06, 0.278_868_07, -1.135_203_98, 1.488_515_87, -0.822_152_23, 0.170_872_77]
-        .iter()
-        .rev()
-        .fold(0.0, |acc, c| acc * t + c);
+    let poly = [
+        1.000_023_68,
+        0.374_091_96,
+        0.096_784_18,
+        -0.186_288_06,
+        0.278_868_07,
+        -1.135_203_98,
+        1.488_515_87,
+        -0.822_152_23,
+        0.170_872_77,
+    ]
+    .iter()
+    .rev()
+    .fold(0.0, |acc, c| acc * t + c);
     let erfc = t * (-z * z - 1.265_512_23 + t * poly).exp();
     if x >= 0.0 { 1.0 - 0.5 * erfc } else { 0.5 * erfc }
 }
@@ -341,7 +351,13 @@ pub struct SprtTest {
 impl SprtTest {
     /// A test with no games yet.
     pub fn new(settings: SprtSettings) -> SprtTest {
-        SprtTest { settings, pentanomial: Pentanomial::default(), record: Record::default(), waiting: BTreeMap::new(), decision: None }
+        SprtTest {
+            settings,
+            pentanomial: Pentanomial::default(),
+            record: Record::default(),
+            waiting: BTreeMap::new(),
+            decision: None,
+        }
     }
 
     /// The hypotheses.
@@ -435,7 +451,11 @@ impl fmt::Display for SprtReport {
         };
         writeln!(f, "SPRT {}", self.settings)?;
         writeln!(f, "LLR {:.2} [{:.2}, {:.2}]: {verdict}", self.llr, self.lower_bound, self.upper_bound)?;
-        write!(f, "pentanomial [LL, LD, DD+WL, WD, WW]: [{ll}, {ld}, {dd_wl}, {wd}, {ww}] ({} pairs", self.pentanomial.pairs())?;
+        write!(
+            f,
+            "pentanomial [LL, LD, DD+WL, WD, WW]: [{ll}, {ld}, {dd_wl}, {wd}, {ww}] ({} pairs",
+            self.pentanomial.pairs()
+        )?;
         if self.unpaired_games > 0 {
             let plural = if self.unpaired_games == 1 { "" } else { "s" };
             write!(f, ", {} unpaired game{plural} left out", self.unpaired_games)?;
@@ -443,8 +463,23 @@ impl fmt::Display for SprtReport {
         writeln!(f, ")")?;
         write!(f, "W/D/L {}/{}/{} ({} games)", r.wins, r.draws, r.losses, r.games())?;
         if let (Some(elo), Some(nelo), Some(los)) = (self.elo, self.normalized_elo, self.los) {
-            let show = |x: f64| if x.is_finite() { format!("{x:+.2}") } else if x > 0.0 { "+inf".into() } else { "-inf".into() };
-            write!(f, ", Elo {} [{}, {}] (95%), nElo {nelo:+.2}, LOS {:.1}%", show(elo.elo), show(elo.low), show(elo.high), 100.0 * los)?;
+            let show = |x: f64| {
+                if x.is_finite() {
+                    format!("{x:+.2}")
+                } else if x > 0.0 {
+                    "+inf".into()
+                } else {
+                    "-inf".into()
+                }
+            };
+            write!(
+                f,
+                ", Elo {} [{}, {}] (95%), nElo {nelo:+.2}, LOS {:.1}%",
+                show(elo.elo),
+                show(elo.low),
+                show(elo.high),
+                100.0 * los
+            )?;
         }
         Ok(())
     }
@@ -482,7 +517,10 @@ mod tests {
             for (model, expected) in [(EloModel::Logistic, logistic), (EloModel::Normalized, normalized)] {
                 let s = SprtSettings::new(elo0, elo1, 0.05, 0.05, model).unwrap();
                 let llr = Pentanomial(counts).llr(&s);
-                assert!((llr - expected).abs() < 1e-6 * expected.abs().max(1.0), "{counts:?} {elo0} {elo1} {model}: {llr} vs {expected}");
+                assert!(
+                    (llr - expected).abs() < 1e-6 * expected.abs().max(1.0),
+                    "{counts:?} {elo0} {elo1} {model}: {llr} vs {expected}"
+                );
             }
         }
     }
@@ -526,7 +564,10 @@ mod tests {
                 assert!(llr.is_finite(), "{counts:?} {model}: {llr}");
             }
             let (elo, nelo, los) = (p.elo().unwrap(), p.normalized_elo().unwrap(), p.los().unwrap());
-            assert!(!elo.elo.is_nan() && !elo.low.is_nan() && !elo.high.is_nan() && nelo.is_finite(), "{counts:?}: {elo:?} {nelo}");
+            assert!(
+                !elo.elo.is_nan() && !elo.low.is_nan() && !elo.high.is_nan() && nelo.is_finite(),
+                "{counts:?}: {elo:?} {nelo}"
+            );
             assert!((0.0..=1.0).contains(&los), "{counts:?}: {los}");
         }
         let draws = Pentanomial([0, 0, 50, 0, 0]);
@@ -559,7 +600,13 @@ mod tests {
         use crate::tournament::Pairing;
         let game = |round: usize, white: usize, result: GameResult| FinishedGame {
             pairing: Pairing { round, white, black: 1 - white, opening: (round - 1) / 2 },
-            record: GameRecord::new("", "", &Opening::startpos(), Vec::new(), GameEnd::new(result, Termination::Normal, "", None)),
+            record: GameRecord::new(
+                "",
+                "",
+                &Opening::startpos(),
+                Vec::new(),
+                GameEnd::new(result, Termination::Normal, "", None),
+            ),
         };
         let mut test = SprtTest::new(settings("elo0=0,elo1=100,alpha=0.1,beta=0.1"));
         // Pair 1: player 0 wins as White and draws as Black; pair 2 arrives second game first.
@@ -586,6 +633,9 @@ mod tests {
         let report = test.report();
         assert!(report.llr >= report.upper_bound && report.decided_after_pairs == Some(report.pentanomial.pairs()));
         let text = report.to_string();
-        assert!(text.contains("H1 accepted after") && text.contains("pentanomial [LL, LD, DD+WL, WD, WW]: [0, 0, 1, 1,"), "{text}");
+        assert!(
+            text.contains("H1 accepted after") && text.contains("pentanomial [LL, LD, DD+WL, WD, WW]: [0, 0, 1, 1,"),
+            "{text}"
+        );
     }
 }

@@ -98,7 +98,8 @@ impl Standings {
                 r.elo().map_or("-".into(), |e| e.to_string())
             );
         }
-        let labels: Vec<String> = self.names.iter().enumerate().map(|(i, name)| format!("[{}] {name}", i + 1)).collect();
+        let labels: Vec<String> =
+            self.names.iter().enumerate().map(|(i, name)| format!("[{}] {name}", i + 1)).collect();
         let matrix = |out: &mut String, title: &str, records: &[Vec<Record>], cell_text: &dyn Fn(Record) -> String| {
             let (label_width, cell) = (labels.iter().map(String::len).max().unwrap_or(0), 12);
             let _ = write!(out, "\n{title}\n{:<label_width$}", "");
@@ -116,7 +117,9 @@ impl Standings {
             out.push('\n');
         };
         matrix(&mut out, CROSSTABLE, &self.pair, &|r| format!("{}/{}", r.points(), r.games()));
-        matrix(&mut out, TABLE_6_6, &self.as_white, &|r| format!("{:+} ({}-{}-{})", i64::from(r.wins) - i64::from(r.losses), r.wins, r.draws, r.losses));
+        matrix(&mut out, TABLE_6_6, &self.as_white, &|r| {
+            format!("{:+} ({}-{}-{})", i64::from(r.wins) - i64::from(r.losses), r.wins, r.draws, r.losses)
+        });
         out.push('\n');
         for i in 0..n {
             for j in i + 1..n {

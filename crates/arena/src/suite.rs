@@ -307,7 +307,11 @@ impl Report {
                 r.percent()
             );
         };
-        let _ = writeln!(out, "{:<width$}  {:>9}  {:>6}  {:>6}  {:>5}  {:>6}", "theme", "positions", "points", "max", "best", "%");
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>9}  {:>6}  {:>6}  {:>5}  {:>6}",
+            "theme", "positions", "points", "max", "best", "%"
+        );
         for t in &self.themes {
             row(&mut out, t);
         }
@@ -316,7 +320,8 @@ impl Report {
         if self.failures > 0 {
             let _ = writeln!(out, "engine failures (no legal move): {}", self.failures);
         }
-        let _ = writeln!(out, "STS rating estimate (44.523 x {:.2}% - 242.85): {:.0}", self.total.percent(), self.rating());
+        let _ =
+            writeln!(out, "STS rating estimate (44.523 x {:.2}% - 242.85): {:.0}", self.total.percent(), self.rating());
         let _ = write!(
             out,
             "score={}/{} best={} rating={:.0}",
@@ -401,7 +406,8 @@ mod tests {
     fn bad_solutions_are_errors() {
         let no_solution = parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - id \"x\";").unwrap();
         assert!(SuitePosition::from_epd(1, no_solution).unwrap_err().contains("no solution"));
-        let mismatch = parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - c8 \"10 3\"; c9 \"e2e4\";").unwrap();
+        let mismatch =
+            parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - c8 \"10 3\"; c9 \"e2e4\";").unwrap();
         assert!(SuitePosition::from_epd(1, mismatch).unwrap_err().contains("2 c8 points for 1 c9 moves"));
         let illegal = parse_line("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - bm Ke2;").unwrap();
         assert!(SuitePosition::from_epd(1, illegal).unwrap_err().contains("bm: \"Ke2\""));
@@ -424,7 +430,8 @@ mod tests {
             score: None,
             error: None,
         };
-        let report = Report::new(&[result("A", 10, true), result("B", 4, false), result("A", 0, false), result("B", 10, true)]);
+        let report =
+            Report::new(&[result("A", 10, true), result("B", 4, false), result("A", 0, false), result("B", 10, true)]);
         assert_eq!(report.themes.len(), 2);
         assert_eq!((report.themes[0].points, report.themes[0].max, report.themes[0].best), (10, 20, 1));
         assert_eq!((report.total.points, report.total.max, report.total.best), (24, 40, 2));

@@ -132,7 +132,10 @@ fn solve(settings: &SuiteSettings, position: &SuitePosition, engine: &mut Option
             result.points = score.points;
             result.best = score.best;
         }
-        None => result.error = Some(format!("engine {} played the illegal move \"{}\"", settings.engine.name, outcome.best_move)),
+        None => {
+            result.error =
+                Some(format!("engine {} played the illegal move \"{}\"", settings.engine.name, outcome.best_move))
+        }
     }
     result
 }

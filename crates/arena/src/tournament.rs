@@ -125,7 +125,9 @@ pub fn run_match(
                         let _ = sender.send(Event::Warning(w));
                     });
                     let game = FinishedGame { pairing: *pairing, record };
-                    if sender.send(Event::Game(Box::new(game), counted.clone())).is_err() || wait_counted.recv().is_err() {
+                    if sender.send(Event::Game(Box::new(game), counted.clone())).is_err()
+                        || wait_counted.recv().is_err()
+                    {
                         break;
                     }
                 }

@@ -169,11 +169,14 @@ pub struct EngineProcess {
 impl EngineProcess {
     /// Starts the engine, runs the `uci` handshake and sends its options. Options the engine
     /// does not declare are skipped and returned as warnings.
-    pub fn start(command: &EngineCommand, handshake_timeout: Duration) -> Result<(EngineProcess, Vec<String>), EngineError> {
-        let (program, args) = command.argv.split_first().ok_or_else(|| EngineError::Protocol {
-            engine: command.name.clone(),
-            message: "empty command".into(),
-        })?;
+    pub fn start(
+        command: &EngineCommand,
+        handshake_timeout: Duration,
+    ) -> Result<(EngineProcess, Vec<String>), EngineError> {
+        let (program, args) = command
+            .argv
+            .split_first()
+            .ok_or_else(|| EngineError::Protocol { engine: command.name.clone(), message: "empty command".into() })?;
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
@@ -192,8 +195,14 @@ impl EngineProcess {
                 }
             }
         });
-        let mut engine =
-            EngineProcess { name: command.name.clone(), child, stdin, lines, id_name: String::new(), declared_options: Vec::new() };
+        let mut engine = EngineProcess {
+            name: command.name.clone(),
+            child,
+            stdin,
+            lines,
+            id_name: String::new(),
+            declared_options: Vec::new(),
+        };
         engine.send("uci", "during the handshake")?;
         let deadline = Instant::now() + handshake_timeout;
         loop {
@@ -261,7 +270,13 @@ impl EngineProcess {
 
     /// Sets up `fen` plus `moves` (UCI), sends `go {go_args}` and waits for `bestmove` until
     /// `timeout` has passed.
-    pub fn search(&mut self, fen: &str, moves: &[String], go_args: &str, timeout: Duration) -> Result<SearchOutcome, EngineError> {
+    pub fn search(
+        &mut self,
+        fen: &str,
+        moves: &[String],
+        go_args: &str,
+        timeout: Duration,
+    ) -> Result<SearchOutcome, EngineError> {
         let mut position = format!("position fen {fen}");
         if !moves.is_empty() {
             position.push_str(" moves ");

@@ -137,8 +137,7 @@ pub enum ModelKind {
 
 impl ModelKind {
     /// All kinds.
-    pub const ALL: [ModelKind; 4] =
-        [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
+    pub const ALL: [ModelKind; 4] = [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
 
     /// File stem in `models/`.
     pub fn name(self) -> &'static str {
@@ -205,7 +204,7 @@ impl ModelKind {
             }
             ModelKind::Value => {
                 let ft = find(VALUE_FT_STACK)?;
-                if ft.layers.len() != 2 || ft.input() != PERSPECTIVE_FEATURES || ft.output() % 16 != 0 {
+                if ft.layers.len() != 2 || ft.input() != PERSPECTIVE_FEATURES || !ft.output().is_multiple_of(16) {
                     return Err(format!(
                         "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}, N] with N a multiple of 16",
                         ft.layers

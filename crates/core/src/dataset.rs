@@ -183,7 +183,10 @@ impl DatasetWriter {
     /// are cut off, so the file holds exactly the records of its last checkpoint.
     pub fn append(path: &Path, content: Content, split: Split) -> Result<Self, DatasetError> {
         if !path.exists() {
-            return DatasetWriter::create(path, content, split);
+            // the header reaches the disk at once: a reader finds a valid, empty dataset
+            let mut writer = DatasetWriter::create(path, content, split)?;
+            writer.checkpoint()?;
+            return Ok(writer);
         }
         let format = |reason: String| DatasetError::Format { path: path.to_path_buf(), reason };
         let mut file = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;

@@ -231,7 +231,12 @@ mod tests {
         let pos = position("r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5");
         let mirror = crate::record::mirrored(&pos);
         let view = |f: &SparseFeatures, c: Color| {
-            let mut v: Vec<u16> = f.as_slice().iter().filter(|&&i| usize::from(i) < PERSPECTIVE_FEATURES).map(|&i| perspective_feature(i, c)).collect();
+            let mut v: Vec<u16> = f
+                .as_slice()
+                .iter()
+                .filter(|&&i| usize::from(i) < PERSPECTIVE_FEATURES)
+                .map(|&i| perspective_feature(i, c))
+                .collect();
             v.sort_unstable();
             v
         };
@@ -248,9 +253,7 @@ mod tests {
         assert_eq!(f.as_slice().iter().filter(|&&i| (256..320).contains(&i)).count(), 9);
         assert_eq!(f.len(), 11);
         // A full board fits too.
-        let board: Board = "QQQQQQQQ/QQQQQQQQ/QQQQQQQQ/QQQQQQQQ/qqqqqqqq/qqqqqqqq/qqqqqqqq/qqqqqqKk"
-            .parse()
-            .unwrap();
+        let board: Board = "QQQQQQQQ/QQQQQQQQ/QQQQQQQQ/QQQQQQQQ/qqqqqqqq/qqqqqqqq/qqqqqqqq/qqqqqqKk".parse().unwrap();
         let f = SparseFeatures::from_parts(&board, Color::Black, [true; 4]);
         assert_eq!(f.len(), MAX_ACTIVE);
         assert!(f.as_slice().windows(2).all(|w| w[0] < w[1]));

@@ -65,11 +65,8 @@ pub struct ModelCard {
 impl ModelCard {
     /// A card for `stacks` with empty training metadata.
     pub fn new(kind: ModelKind, stacks: Vec<StackSpec>) -> ModelCard {
-        let tensors = stacks
-            .iter()
-            .flat_map(StackSpec::tensors)
-            .map(|(name, shape)| TensorShape { name, shape })
-            .collect();
+        let tensors =
+            stacks.iter().flat_map(StackSpec::tensors).map(|(name, shape)| TensorShape { name, shape }).collect();
         ModelCard {
             format: CARD_FORMAT.into(),
             format_version: CARD_VERSION,
@@ -209,11 +206,8 @@ impl Model {
                     dtype: format!("{:?}", view.dtype()),
                 });
             }
-            let values = view
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-                .collect();
+            let values =
+                view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
             tensors.insert(name, values);
         }
         Ok(Model { card, tensors })

@@ -39,8 +39,7 @@ pub fn label_destination(m: &Move, turn: Color) -> Option<Square> {
 }
 
 /// Roles in label order (index = label piece).
-pub const LABEL_ROLES: [Role; 6] =
-    [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
+pub const LABEL_ROLES: [Role; 6] = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
 
 #[cfg(test)]
 mod tests {

@@ -19,8 +19,7 @@
 //! | 39     | reserved, 0                                                           |
 
 use shakmaty::{
-    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position,
-    Role, Setup, Square,
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Move, Piece, Position, Role, Setup, Square,
 };
 
 use crate::features::{CASTLING_ORDER, SparseFeatures, role_index};
@@ -154,10 +153,7 @@ impl Record {
                 b[31] = p.from as u8;
                 b[32] = p.label.to;
                 let promo = p.promotion.map_or(0, |r| role_index(r) as u8);
-                b[33] = p.label.piece
-                    | (promo << 3)
-                    | (u8::from(p.capture) << 6)
-                    | (u8::from(p.castle) << 7);
+                b[33] = p.label.piece | (promo << 3) | (u8::from(p.capture) << 6) | (u8::from(p.castle) << 7);
             }
         }
         b[34..38].copy_from_slice(&info.game.to_le_bytes());
@@ -227,8 +223,7 @@ impl Record {
         };
         setup.halfmoves = u32::from(self.bytes[38]);
         setup.fullmoves = std::num::NonZeroU32::new(1 + u32::from(self.ply()) / 2).expect("≥ 1");
-        Chess::from_setup(setup, CastlingMode::Standard)
-            .map_err(|e| RecordError::IllegalPosition(e.to_string()))
+        Chess::from_setup(setup, CastlingMode::Standard).map_err(|e| RecordError::IllegalPosition(e.to_string()))
     }
 
     /// Ply of the position in its game.

@@ -1,7 +1,7 @@
 //! How a game ends: the rules (mate, stalemate, repetition, fifty moves, insufficient
 //! material), adjudication on the search's scores, and the cap on its length.
 
-use deepchess_engine::game::{Game, is_rule_draw, key};
+use deepchess_engine::position_history::{Game, is_rule_draw, key};
 use serde::{Deserialize, Serialize};
 use shakmaty::{Color, Position};
 
@@ -131,7 +131,13 @@ mod tests {
     use super::*;
 
     fn adjudicator() -> Adjudicator {
-        Adjudicator::new(&GameOptions { win_plies: 3, draw_plies: 2, draw_after: 10, max_plies: 30, ..Default::default() })
+        Adjudicator::new(&GameOptions {
+            win_plies: 3,
+            draw_plies: 2,
+            draw_after: 10,
+            max_plies: 30,
+            ..Default::default()
+        })
     }
 
     #[test]

@@ -121,7 +121,8 @@ mod tests {
     fn a_game_gives_consistent_records() {
         let networks = Networks::embedded().unwrap();
         let mut player = Player::new(&networks, 1, Arc::default());
-        let options = GameOptions { nodes: 200, hard_nodes: 800, opening_nodes: 200, max_plies: 60, ..Default::default() };
+        let options =
+            GameOptions { nodes: 200, hard_nodes: 800, opening_nodes: 200, max_plies: 60, ..Default::default() };
         let openings = Openings::load(None).unwrap();
         let game = play(3, &options, &openings, &mut player).unwrap().unwrap();
         let again = play(3, &options, &openings, &mut player).unwrap().unwrap();

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use deepchess_arena::openings::OpeningBook;
-use deepchess_engine::game::Game;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::search::Score;
 use shakmaty::Position;
 
@@ -47,7 +47,12 @@ impl Openings {
     /// Draws an opening for one game: a random start, `options.random_plies` random legal
     /// plies, then a search of `options.opening_nodes`; drawn again while the game is over
     /// or the score is beyond `options.opening_bound`. `None` when the run is being stopped.
-    pub fn draw(&self, rng: &mut Rng, options: &GameOptions, player: &mut Player) -> Result<Option<Game>, DatagenError> {
+    pub fn draw(
+        &self,
+        rng: &mut Rng,
+        options: &GameOptions,
+        player: &mut Player,
+    ) -> Result<Option<Game>, DatagenError> {
         for _ in 0..MAX_TRIES {
             let mut game = self.starts[rng.below(self.starts.len())].clone();
             for _ in 0..options.random_plies {

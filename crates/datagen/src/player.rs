@@ -5,9 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use deepchess_engine::engine::EngineOptions;
-use deepchess_engine::game::Game;
 use deepchess_engine::nn::Networks;
+use deepchess_engine::position_history::Game;
 use deepchess_engine::search::eval::{self, EvalOptions};
 use deepchess_engine::search::tt::Table;
 use deepchess_engine::search::{Control, Limits, SearchResult};
@@ -29,7 +28,7 @@ impl<'a> Player<'a> {
     /// A player with the engine's default search switches and a `hash_mb` table; raising
     /// `stop` aborts its searches.
     pub fn new(networks: &'a Networks, hash_mb: usize, stop: Arc<AtomicBool>) -> Player<'a> {
-        let options = EngineOptions::default().eval_options();
+        let options = EvalOptions::DEFAULT;
         Player { networks, options, table: Table::new(hash_mb), stop, search_time: Duration::ZERO, nodes: 0 }
     }
 

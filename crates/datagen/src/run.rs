@@ -97,7 +97,10 @@ pub fn run(
     options.validate().map_err(DatagenError::Invalid)?;
     let models = options.game.models.as_deref();
     let networks = Networks::load_or_embedded(models).map_err(|e| {
-        DatagenError::Invalid(format!("--models {}: {e}", models.map_or("<embedded>".into(), |m| m.display().to_string())))
+        DatagenError::Invalid(format!(
+            "--models {}: {e}",
+            models.map_or("<embedded>".into(), |m| m.display().to_string())
+        ))
     })?;
     let openings = Openings::load(options.game.book.as_deref())?;
     let (mut output, mut summary) = Output::open(options)?;

@@ -87,7 +87,11 @@ impl Summary {
         }
         let text = std::fs::read_to_string(&path).map_err(io_error(&path))?;
         let summary: Summary = serde_json::from_str(&text).map_err(|e| {
-            DatagenError::Invalid(format!("{}: not a datagen summary ({e}); not touching {}", path.display(), dir.display()))
+            DatagenError::Invalid(format!(
+                "{}: not a datagen summary ({e}); not touching {}",
+                path.display(),
+                dir.display()
+            ))
         })?;
         if summary.generator != GENERATOR {
             return Err(DatagenError::Invalid(format!("{} was not written by {GENERATOR}", path.display())));

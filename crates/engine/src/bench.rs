@@ -8,8 +8,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
 
-use crate::position_history::Game;
 use crate::nn::{Code, Networks, Scratch};
+use crate::position_history::Game;
 use crate::search::eval::{self, EvalOptions};
 use crate::search::ordering::move_probabilities;
 use crate::search::tt::Table;
@@ -114,8 +114,12 @@ pub fn nn_bench(networks: &Networks, budget: Duration) -> Vec<Throughput> {
     let mut sink = 0.0f32;
     let mut out = Vec::new();
 
-    let per_second = rate(budget, 1, |i| sink += comparator.compare(&codes[i % n], &codes[(i * 7 + 3) % n], &mut scratch));
-    out.push(Throughput { name: "comparator comparisons/s (codes with cached head projections, as in search)", per_second });
+    let per_second =
+        rate(budget, 1, |i| sink += comparator.compare(&codes[i % n], &codes[(i * 7 + 3) % n], &mut scratch));
+    out.push(Throughput {
+        name: "comparator comparisons/s (codes with cached head projections, as in search)",
+        per_second,
+    });
     let per_second = rate(budget, 1, |i| {
         sink += comparator.compare_codes(&codes[i % n].code, &codes[(i * 7 + 3) % n].code, &mut scratch)
     });

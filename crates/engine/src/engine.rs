@@ -71,8 +71,7 @@ impl Engine {
         Engine {
             settings: Settings {
                 search: SearchKind::EvalAlphaBeta,
-                // Futility pruning cost STS points in measurements (docs/engine.md): off by default.
-                eval: EvalOptions { futility: false, ..EvalOptions::FULL },
+                eval: EvalOptions::DEFAULT,
                 policy: PolicyMode::default(),
                 threads: 1,
                 move_overhead: Duration::from_millis(10),
@@ -121,7 +120,13 @@ impl Engine {
     }
 
     /// Searches the game's position; `None` when it has no legal move.
-    pub fn go(&mut self, game: &Game, limits: &Limits, stop: Arc<AtomicBool>, reporter: Reporter<'_>) -> Option<SearchResult> {
+    pub fn go(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: Arc<AtomicBool>,
+        reporter: Reporter<'_>,
+    ) -> Option<SearchResult> {
         let position = game.position();
         if position.legal_moves().is_empty() {
             return None;

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use shakmaty::uci::UciMove;
 use shakmaty::Move;
+use shakmaty::uci::UciMove;
 
 use crate::engine::Engine;
 use crate::engine::options::OPTIONS;
@@ -194,8 +194,20 @@ impl Session {
 }
 
 /// The keywords of `go`.
-const GO_KEYWORDS: [&str; 12] =
-    ["wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate", "infinite", "ponder", "searchmoves"];
+const GO_KEYWORDS: [&str; 12] = [
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "movetime",
+    "depth",
+    "nodes",
+    "mate",
+    "infinite",
+    "ponder",
+    "searchmoves",
+];
 
 /// Parses the arguments of `go`; a bad value is reported and ignored.
 fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {

@@ -66,18 +66,25 @@ pub fn bench_train(batch: usize, batches: usize, device: DeviceChoice) -> anyhow
             let second: SparseBatch = positions[start + batch..start + 2 * batch].iter().copied().collect();
             let labels: Vec<usize> = (0..batch).map(|k| (k + b) % 2).collect();
             let t = Instant::now();
-            step(&mut params, &mut adam, 1e-4, &device, |_| true, |g| {
-                let out = if dense {
-                    let mut both = first.clone();
-                    both.append(&second);
-                    let x = g.constant(both.to_dense(FEATURE_COUNT), 2 * batch, FEATURE_COUNT);
-                    let codes = g.stack("encoder", Input::Dense(x));
-                    comparator::head(g, codes, batch)
-                } else {
-                    comparator::logits(g, &first, &second)
-                };
-                Ok((cross_entropy(g, out, &labels), ()))
-            })?;
+            step(
+                &mut params,
+                &mut adam,
+                1e-4,
+                &device,
+                |_| true,
+                |g| {
+                    let out = if dense {
+                        let mut both = first.clone();
+                        both.append(&second);
+                        let x = g.constant(both.to_dense(FEATURE_COUNT), 2 * batch, FEATURE_COUNT);
+                        let codes = g.stack("encoder", Input::Dense(x));
+                        comparator::head(g, codes, batch)
+                    } else {
+                        comparator::logits(g, &first, &second)
+                    };
+                    Ok((cross_entropy(g, out, &labels), ()))
+                },
+            )?;
             if b > 0 {
                 timed += t.elapsed().as_secs_f64();
             }
@@ -98,10 +105,16 @@ pub fn bench_train_report(batch: usize, batches: usize, device: DeviceChoice) ->
     let results = bench_train(batch, batches, device)?;
     let mut out = String::new();
     for r in &results {
-        out += &format!("comparator training on {device}, {} first layer: {:.0} pairs/s ({} batches of {batch})\n", r.first_layer, r.pairs_per_second, r.batches);
+        out += &format!(
+            "comparator training on {device}, {} first layer: {:.0} pairs/s ({} batches of {batch})\n",
+            r.first_layer, r.pairs_per_second, r.batches
+        );
     }
     let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
-    out += &format!("pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n", sparse / dense);
+    out += &format!(
+        "pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n",
+        sparse / dense
+    );
     Ok(out)
 }
 

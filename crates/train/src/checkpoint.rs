@@ -77,7 +77,11 @@ impl Checkpoint {
         let mut buffers: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
         let mut add = |prefix: &str, map: &BTreeMap<String, Vec<f32>>| {
             for (name, v) in map {
-                buffers.push((format!("{prefix}{name}"), vec![v.len()], v.iter().flat_map(|x| x.to_le_bytes()).collect()));
+                buffers.push((
+                    format!("{prefix}{name}"),
+                    vec![v.len()],
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                ));
             }
         };
         add("param/", &self.params.values);
@@ -86,9 +90,9 @@ impl Checkpoint {
         if let Some(best) = &self.best {
             add("best/", &best.params.values);
         }
-        let views = buffers
-            .iter()
-            .map(|(n, shape, bytes)| (n.as_str(), TensorView::new(Dtype::F32, shape.clone(), bytes).expect("consistent view")));
+        let views = buffers.iter().map(|(n, shape, bytes)| {
+            (n.as_str(), TensorView::new(Dtype::F32, shape.clone(), bytes).expect("consistent view"))
+        });
         let metadata = HashMap::from([("state".to_string(), serde_json::to_string(&state)?)]);
         let bytes = safetensors::serialize(views, Some(metadata)).context("serialising the checkpoint")?;
         write_atomic(path, &bytes).with_context(|| format!("writing checkpoint {}", path.display()))
@@ -100,7 +104,8 @@ impl Checkpoint {
         let bad = |what: String| anyhow::anyhow!("{}: not a deepchess checkpoint: {what}", path.display());
         let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(e.to_string()))?;
         let st = SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
-        let json = meta.metadata().as_ref().and_then(|m| m.get("state")).ok_or_else(|| bad("no state metadata".into()))?;
+        let json =
+            meta.metadata().as_ref().and_then(|m| m.get("state")).ok_or_else(|| bad("no state metadata".into()))?;
         let state: State = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
         let mut maps: BTreeMap<&str, BTreeMap<String, Vec<f32>>> = BTreeMap::new();
         for (name, view) in st.tensors() {
@@ -109,16 +114,22 @@ impl Checkpoint {
                 .into_iter()
                 .find(|p| *p == prefix)
                 .ok_or_else(|| bad(format!("tensor `{name}`")))?;
-            let values = view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+            let values =
+                view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
             maps.entry(prefix).or_default().insert(tensor.to_string(), values);
         }
         let mut take = |k: &str| maps.remove(k).unwrap_or_default();
         let params = Params { stacks: state.stacks, values: take("param") };
         let adam = Adam { steps: state.adam_steps, m: take("adam_m"), v: take("adam_v") };
         let best = match (state.best_metric, state.best_stacks, state.best_epoch) {
-            (Some(metric), Some(stacks), Some(epoch)) => Some(Best { epoch, metric, params: Params { stacks, values: take("best") } }),
+            (Some(metric), Some(stacks), Some(epoch)) => {
+                Some(Best { epoch, metric, params: Params { stacks, values: take("best") } })
+            }
             (Some(_), Some(_), None) => {
-                return Err(bad("written by an earlier version that did not record the best epoch (start afresh with --force)".into()));
+                return Err(bad(
+                    "written by an earlier version that did not record the best epoch (start afresh with --force)"
+                        .into(),
+                ));
             }
             _ => None,
         };
@@ -140,7 +151,14 @@ mod tests {
     fn checkpoint() -> Checkpoint {
         let params = Params::init(vec![StackSpec::new("s", &[3, 2], Activation::Relu)], 1);
         let best = Best { epoch: 2, metric: 0.75, params: Params::init(params.stacks.clone(), 2) };
-        Checkpoint { epoch: 3, params, adam: Adam::default(), best: Some(best), history: Vec::new(), options: serde_json::json!({}) }
+        Checkpoint {
+            epoch: 3,
+            params,
+            adam: Adam::default(),
+            best: Some(best),
+            history: Vec::new(),
+            options: serde_json::json!({}),
+        }
     }
 
     #[test]
@@ -165,6 +183,9 @@ mod tests {
         let metadata = HashMap::from([("state".to_string(), state.to_string())]);
         std::fs::write(&path, safetensors::serialize(st.tensors(), Some(metadata)).unwrap()).unwrap();
         let err = Checkpoint::load(&path).unwrap_err().to_string();
-        assert!(err.contains(&path.display().to_string()) && err.contains("best epoch") && err.contains("--force"), "{err}");
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains("best epoch") && err.contains("--force"),
+            "{err}"
+        );
     }
 }

@@ -26,9 +26,15 @@ impl DataFile {
     /// Opens `dir/{content}-{split}.bin`, checking its header says what we expect.
     pub fn open(dir: &Path, content: Content, split: Split) -> anyhow::Result<DataFile> {
         let path = dir.join(file_name(content, split));
-        let data = Dataset::open(&path).with_context(|| format!("--data {}: cannot open the dataset", dir.display()))?;
+        let data =
+            Dataset::open(&path).with_context(|| format!("--data {}: cannot open the dataset", dir.display()))?;
         if data.content() != content || data.split() != split {
-            anyhow::bail!("{}: header says {:?}/{:?}, expected {content:?}/{split:?}", path.display(), data.content(), data.split());
+            anyhow::bail!(
+                "{}: header says {:?}/{:?}, expected {content:?}/{split:?}",
+                path.display(),
+                data.content(),
+                data.split()
+            );
         }
         Ok(DataFile { path, data })
     }

@@ -37,9 +37,8 @@ impl FromStr for DeviceChoice {
     type Err = String;
 
     fn from_str(s: &str) -> Result<DeviceChoice, String> {
-        let bad = || {
-            format!("unknown device {s:?}: expected cpu, wgpu, wgpu:cpu, or wgpu:discrete|integrated|virtual[:N]")
-        };
+        let bad =
+            || format!("unknown device {s:?}: expected cpu, wgpu, wgpu:cpu, or wgpu:discrete|integrated|virtual[:N]");
         let mut parts = s.split(':');
         let backend = parts.next().unwrap_or_default();
         let kind = parts.next();

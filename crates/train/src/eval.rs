@@ -29,7 +29,8 @@ impl PreparedPgn {
         let mut options = PrepareOptions::new(vec![pgn.to_path_buf()], dir.path().join("data"));
         options.draws = true;
         options.validation_fraction = 1.0;
-        prepare(&options, &mut |_| {}, &mut |line| eprintln!("{line}")).with_context(|| format!("--pgn {}", pgn.display()))?;
+        prepare(&options, &mut |_| {}, &mut |line| eprintln!("{line}"))
+            .with_context(|| format!("--pgn {}", pgn.display()))?;
         Ok(PreparedPgn { dir })
     }
 
@@ -40,7 +41,12 @@ impl PreparedPgn {
 }
 
 fn params(model: &Model, kind: ModelKind) -> anyhow::Result<Params> {
-    anyhow::ensure!(model.card.kind == kind, "expected a {} model, got a {} model", kind.name(), model.card.kind.name());
+    anyhow::ensure!(
+        model.card.kind == kind,
+        "expected a {} model, got a {} model",
+        kind.name(),
+        model.card.kind.name()
+    );
     Ok(Params::from_model(model))
 }
 
@@ -108,5 +114,8 @@ pub fn movepred(data: &Path, model: &Model, device: DeviceChoice) -> anyhow::Res
     let file = DataFile::open(data, Content::Moves, Split::Validation)?;
     let device = device.device()?;
     let indices = movepred::net_indices(&file)?;
-    Ok(MovepredEval { nets: movepred::evaluate_nets(&params, &device, &file, &indices)?, joint: movepred::evaluate_joint(&params, &device, &file)? })
+    Ok(MovepredEval {
+        nets: movepred::evaluate_nets(&params, &device, &file, &indices)?,
+        joint: movepred::evaluate_joint(&params, &device, &file)?,
+    })
 }

@@ -102,8 +102,7 @@ fn plot(path: &Path, rows: &[EpochMetrics]) -> Result<(), Box<dyn std::error::Er
     root.fill(&WHITE)?;
     let panels = root.split_evenly((1, 2));
     let losses = series(rows, |r| [("train", r.train_loss), ("validation", Some(r.validation_loss))]);
-    let accuracies =
-        series(rows, |r| [("train", r.train_accuracy), ("validation", r.validation_accuracy)]);
+    let accuracies = series(rows, |r| [("train", r.train_accuracy), ("validation", r.validation_accuracy)]);
     for (panel, (title, data)) in panels.iter().zip([("loss", losses), ("accuracy", accuracies)]) {
         let points = data.iter().flat_map(|(_, p)| p.iter());
         let (mut x1, mut y0, mut y1) = (1.0f64, f64::INFINITY, f64::NEG_INFINITY);
@@ -139,7 +138,12 @@ fn plot(path: &Path, rows: &[EpochMetrics]) -> Result<(), Box<dyn std::error::Er
             }
         }
         if let Some(f) = font() {
-            chart.configure_series_labels().label_font((f, 12)).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+            chart
+                .configure_series_labels()
+                .label_font((f, 12))
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
         }
     }
     root.present()?;

@@ -232,7 +232,12 @@ impl Collector<'_> {
         if let Some(reason) = game.skip {
             *self.summary.skipped.entry(reason.name()).or_default() += 1;
             if self.options.verbose {
-                (self.log)(format!("game {number} skipped ({}): {} [{}]", reason.name(), game.detail, game.description));
+                (self.log)(format!(
+                    "game {number} skipped ({}): {} [{}]",
+                    reason.name(),
+                    game.detail,
+                    game.description
+                ));
             }
             return Ok(());
         }
@@ -368,7 +373,8 @@ fn read_input(
 ) -> Result<(), PrepareError> {
     let input = input::open(path).map_err(|source| PrepareError::Io { path: path.to_path_buf(), source })?;
     let (file_size, consumed) = (input.file_size, input.consumed.clone());
-    let parse_options = ParseOptions { keep_truncated: collector.options.keep_truncated, describe: collector.options.verbose };
+    let parse_options =
+        ParseOptions { keep_truncated: collector.options.keep_truncated, describe: collector.options.verbose };
     let group_size = 2 * rayon::current_num_threads();
     let games_before = collector.summary.games_read;
     let batch_bytes = collector.options.batch_bytes;

@@ -243,7 +243,6 @@ pub trait Trainer {
     fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card>;
 }
 
-
 /// Runs `trainer` in the run directory `args.out`: resumes from its checkpoint with
 /// `--resume` (refusing to overwrite an earlier run without `--force`), trains every
 /// stage's epochs (saving the checkpoint, metrics.csv and metrics.png after each), then
@@ -276,7 +275,11 @@ pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model
         Some(best) => (&best.params, Some(best.epoch)),
         None => (&run.state.params, None),
     };
-    let card = trainer.card(params, &inference, &Finished { best_epoch, epochs: run.state.epoch, history: &run.state.history })?;
+    let card = trainer.card(
+        params,
+        &inference,
+        &Finished { best_epoch, epochs: run.state.epoch, history: &run.state.history },
+    )?;
     let mut metrics = card.metrics;
     if let (Some(epoch), Some(object)) = (best_epoch, metrics.as_object_mut()) {
         object.insert("best_epoch".into(), epoch.into());
@@ -315,12 +318,20 @@ struct TrainedPass {
 }
 
 /// Trains `trainer` on pass number `k` of epoch `at`, batch by batch, with a progress bar.
-fn train_pass(trainer: &mut impl Trainer, run: &mut Run, stage: Stage, at: EpochAt, k: usize, pass: &Pass) -> anyhow::Result<TrainedPass> {
+fn train_pass(
+    trainer: &mut impl Trainer,
+    run: &mut Run,
+    stage: Stage,
+    at: EpochAt,
+    k: usize,
+    pass: &Pass,
+) -> anyhow::Result<TrainedPass> {
     let bar = progress_bar(&pass.name, pass.order.len() as u64);
     let started = Instant::now();
     let size = stage.batch.max(1);
     let batches = pass.order.len().div_ceil(size);
-    let lr_at = |b: usize| stage.schedule.lr(ScheduleAt { epoch: at.stage_epoch, epochs: at.stage_epochs, batch: b, batches });
+    let lr_at =
+        |b: usize| stage.schedule.lr(ScheduleAt { epoch: at.stage_epoch, epochs: at.stage_epochs, batch: b, batches });
     let mut tally = Tally::default();
     let mut accuracy = true;
     for (b, indices) in pass.order.chunks(size).enumerate() {
@@ -353,7 +364,11 @@ impl Run {
     /// Opens the run directory: resumes from its checkpoint with `--resume`, otherwise
     /// starts from `init()` (refusing to overwrite an earlier run without `--force`).
     /// `options` are recorded; a resumed run must have the same ones, except `epochs`.
-    fn open(args: &RunArgs, options: serde_json::Value, init: impl FnOnce() -> anyhow::Result<Params>) -> anyhow::Result<Run> {
+    fn open(
+        args: &RunArgs,
+        options: serde_json::Value,
+        init: impl FnOnce() -> anyhow::Result<Params>,
+    ) -> anyhow::Result<Run> {
         let checkpoint = args.out.join(CHECKPOINT_FILE);
         let device = args.device.device()?.autodiff();
         if args.resume {
@@ -377,10 +392,14 @@ impl Run {
             return Ok(Run { dir: args.out.clone(), state, device });
         }
         if !args.force && checkpoint.exists() {
-            anyhow::bail!("{} already holds a run (use --resume to continue it or --force to start afresh)", args.out.display());
+            anyhow::bail!(
+                "{} already holds a run (use --resume to continue it or --force to start afresh)",
+                args.out.display()
+            );
         }
         std::fs::create_dir_all(&args.out).with_context(|| format!("--out {}", args.out.display()))?;
-        let state = Checkpoint { epoch: 0, params: init()?, adam: Adam::default(), best: None, history: Vec::new(), options };
+        let state =
+            Checkpoint { epoch: 0, params: init()?, adam: Adam::default(), best: None, history: Vec::new(), options };
         Ok(Run { dir: args.out.clone(), state, device })
     }
 
@@ -389,7 +408,11 @@ impl Run {
     /// best so far, then the checkpoint, metrics.csv and metrics.png.
     fn end_epoch(&mut self, trained: Vec<TrainedPass>, validation: Validation) -> anyhow::Result<()> {
         if trained.len() != validation.passes.len() {
-            anyhow::bail!("the trainer validated {} passes of an epoch that had {}", validation.passes.len(), trained.len());
+            anyhow::bail!(
+                "the trainer validated {} passes of an epoch that had {}",
+                validation.passes.len(),
+                trained.len()
+            );
         }
         self.state.epoch += 1;
         let epoch = self.state.epoch;

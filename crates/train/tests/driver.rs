@@ -12,7 +12,8 @@ use deepchess_train::device::DeviceChoice;
 use deepchess_train::nn::adam::Adam;
 use deepchess_train::nn::params::Params;
 use deepchess_train::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, ScheduleAt, Score, Stage, Trainer, Validation,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, ScheduleAt, Score, Stage, Trainer,
+    Validation,
 };
 
 /// Fits `y = 3x + 1` on `x = i / 10` with one weight and one bias (the first weight of a
@@ -48,7 +49,11 @@ impl Trainer for Line {
     fn stages(&self) -> Vec<Stage> {
         vec![
             Stage { epochs: self.epochs[0], batch: 8, schedule: Schedule::Exponential { lr: 0.1, decay: 0.5 } },
-            Stage { epochs: self.epochs[1], batch: 8, schedule: Schedule::WarmupCosine { lr: 0.05, warmup: 3, min_lr: 0.01 } },
+            Stage {
+                epochs: self.epochs[1],
+                batch: 8,
+                schedule: Schedule::WarmupCosine { lr: 0.05, warmup: 3, min_lr: 0.01 },
+            },
         ]
     }
 
@@ -71,7 +76,8 @@ impl Trainer for Line {
         }
         let mut weight = vec![0.0; FEATURE_COUNT];
         weight[0] = gw;
-        let grads = BTreeMap::from([("encoder.0.weight".to_string(), weight), ("encoder.0.bias".to_string(), vec![gb])]);
+        let grads =
+            BTreeMap::from([("encoder.0.weight".to_string(), weight), ("encoder.0.bias".to_string(), vec![gb])]);
         adam.update(params, &grads, batch.lr as f32);
         Ok(BatchResult { loss: loss / f64::from(n), correct: None })
     }
@@ -94,7 +100,13 @@ impl Trainer for Line {
 }
 
 fn args(out: &Path) -> RunArgs {
-    RunArgs { data: out.join("no-data"), out: out.to_path_buf(), force: false, resume: false, device: DeviceChoice::Cpu }
+    RunArgs {
+        data: out.join("no-data"),
+        out: out.to_path_buf(),
+        force: false,
+        resume: false,
+        device: DeviceChoice::Cpu,
+    }
 }
 
 #[test]

@@ -64,7 +64,11 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         positions_per_epoch: None,
         seed: 5,
         // the synthetic games are mostly captures from the first ply on
-        filters: deepchess_train::eval_positions::PositionFilters { min_ply: 0, keep_noisy: true, ..Default::default() },
+        filters: deepchess_train::eval_positions::PositionFilters {
+            min_ply: 0,
+            keep_noisy: true,
+            ..Default::default()
+        },
     }
 }
 
@@ -84,7 +88,11 @@ fn value_net_learns_material_and_round_trips_bit_for_bit() {
     assert!(drops["no queen"].as_f64().unwrap() > drops["no knight b1"].as_f64().unwrap().max(0.0), "{drops}");
     let back = Model::load(&out, ModelKind::Value).unwrap();
     assert_eq!(back, model);
-    assert_eq!(Params::from_model(&back).values, state.params.values, "the saved model is the last epoch's parameters, bit for bit");
+    assert_eq!(
+        Params::from_model(&back).values,
+        state.params.values,
+        "the saved model is the last epoch's parameters, bit for bit"
+    );
     assert!(state.best.is_none() && model.card.metrics.get("best_epoch").is_none(), "no epoch is selected");
     assert!(out.join("metrics.csv").exists() && out.join("metrics.png").exists());
     let err = value::train(&args(&data, out.clone()), &value_options(4)).unwrap_err().to_string();
@@ -123,7 +131,16 @@ fn resume_continues_the_same_run() {
 fn move_predictors_beat_chance() {
     let (dir, data) = dataset();
     let out = dir.path().join("movepred");
-    let options = movepred::MovepredOptions { epochs: 3, batch: 64, lr: 3e-3, lr_decay: 1.0, hidden: 16, positions_per_epoch: None, flip: true, seed: 1 };
+    let options = movepred::MovepredOptions {
+        epochs: 3,
+        batch: 64,
+        lr: 3e-3,
+        lr_decay: 1.0,
+        hidden: 16,
+        positions_per_epoch: None,
+        flip: true,
+        seed: 1,
+    };
     movepred::train(&args(&data, out.clone()), &options).unwrap();
     let model = Model::load(&out, ModelKind::Movepred).unwrap();
     let metrics = &model.card.metrics["validation"];
@@ -162,7 +179,8 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
     let state = Checkpoint::load(&ae_out.join(CHECKPOINT_FILE)).unwrap();
     let stages: Vec<&str> = state.history.iter().map(|r| r.stage.as_str()).collect();
     assert_eq!(stages, ["pretrain.1", "pretrain.2", "pretrained.stack", "finetune", "finetune"]);
-    let finetune: Vec<f64> = state.history.iter().filter(|r| r.stage == "finetune").map(|r| r.train_loss.unwrap()).collect();
+    let finetune: Vec<f64> =
+        state.history.iter().filter(|r| r.stage == "finetune").map(|r| r.train_loss.unwrap()).collect();
     assert!(finetune[1] < finetune[0], "{finetune:?}");
 
     let out = dir.path().join("comparator");
@@ -182,7 +200,12 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
 fn comparator_learns_from_eval_labelled_pairs_alone() {
     let (dir, data) = dataset();
     let out = dir.path().join("comparator-eval");
-    let options = comparator::ComparatorOptions { eval_pairs: 1.0, eval_margin: 200, encoder_hidden: vec![32, 16], ..small_comparator(5) };
+    let options = comparator::ComparatorOptions {
+        eval_pairs: 1.0,
+        eval_margin: 200,
+        encoder_hidden: vec![32, 16],
+        ..small_comparator(5)
+    };
     let model = comparator::train(&args(&data, out), &options).unwrap();
     // trained only on which position the evaluation prefers, measured on game results
     let accuracy = model.card.metrics["validation_pair_accuracy"].as_f64().unwrap();

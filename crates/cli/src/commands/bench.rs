@@ -88,7 +88,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         BenchMode::TrainValue { batch, batches, width } => {
             anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
-            anyhow::ensure!(width > 0 && width % 16 == 0, "--width must be a positive multiple of 16, got {width}");
+            anyhow::ensure!(
+                width > 0 && width.is_multiple_of(16),
+                "--width must be a positive multiple of 16, got {width}"
+            );
             let rate = deepchess_train::bench::bench_train_value(width, batch, batches);
             println!("positions_per_second={rate:.0} width={width} batch={batch} batches={batches}");
         }

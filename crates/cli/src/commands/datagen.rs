@@ -2,8 +2,8 @@
 //! evaluation net (see docs/datagen.md).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use deepchess_datagen::{GameOptions, RunOptions, RunReport, Summary, Target};

@@ -80,7 +80,10 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
             let r = eval::movepred(&data.data(), &common.model(ModelKind::Movepred)?, common.device)?;
             print!("{}", movepred::table(&r.nets));
             let j = &r.joint;
-            println!("joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}", j.top[0], j.top[1], j.top[2], j.positions);
+            println!(
+                "joint_top1={:.4} joint_top3={:.4} joint_top5={:.4} positions={}",
+                j.top[0], j.top[1], j.top[2], j.positions
+            );
         }
         Network::Value { common, pairs, result_weight } => {
             common.device.device()?;

@@ -111,7 +111,11 @@ impl MatchArgs {
     fn adjudication(&self) -> Adjudication {
         Adjudication {
             resign: self.resign_score.zip(self.resign_moves).map(|(score_cp, moves)| ResignRule { score_cp, moves }),
-            draw: self.draw_score.zip(self.draw_moves).map(|(score_cp, moves)| DrawRule { after_move: self.draw_after, moves, score_cp }),
+            draw: self.draw_score.zip(self.draw_moves).map(|(score_cp, moves)| DrawRule {
+                after_move: self.draw_after,
+                moves,
+                score_cp,
+            }),
             max_moves: self.max_moves,
         }
     }
@@ -176,7 +180,8 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
     };
     let pairs = names.len() * (names.len() - 1) / 2;
     let total = pairs * args.games;
-    let order = if args.shuffle_openings { format!("shuffled with seed {}", args.seed) } else { "in file order".into() };
+    let order =
+        if args.shuffle_openings { format!("shuffled with seed {}", args.seed) } else { "in file order".into() };
     eprintln!(
         "{} players, {} games ({} per pair), {}, {} openings {order}, {} at once",
         names.len(),
@@ -188,14 +193,23 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
     );
     let mut sprt = args.sprt.map(SprtTest::new);
     if let Some(test) = &sprt {
-        eprintln!("SPRT {}, LLR bounds [{:.2}, {:.2}], at most {total} games", test.settings(), test.settings().lower_bound(), test.settings().upper_bound());
+        eprintln!(
+            "SPRT {}, LLR bounds [{:.2}, {:.2}], at most {total} games",
+            test.settings(),
+            test.settings().lower_bound(),
+            test.settings().upper_bound()
+        );
         if total % 2 == 1 {
             eprintln!("warning: --games {total} is odd: the last game has no partner and stays out of the SPRT");
         }
     }
 
     let bar = ProgressBar::new(total as u64);
-    bar.set_style(ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     let mut tally: Vec<deepchess_arena::elo::Record> = vec![Default::default(); names.len()];
     let on_game = |g: &deepchess_arena::tournament::FinishedGame, done: usize| {
         let sign = g.record.end.result.white_sign();
@@ -211,8 +225,11 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
             g.record.moves.len()
         );
         bar.suspend(|| eprintln!("{line}"));
-        let mut line: Vec<String> =
-            names.iter().zip(&tally).map(|(n, r)| format!("{n} +{}={}-{} {:.1}", r.wins, r.draws, r.losses, r.points())).collect();
+        let mut line: Vec<String> = names
+            .iter()
+            .zip(&tally)
+            .map(|(n, r)| format!("{n} +{}={}-{} {:.1}", r.wins, r.draws, r.losses, r.points()))
+            .collect();
         let mut flow = ControlFlow::Continue(());
         if let Some(test) = &mut sprt {
             if let Some(verdict) = test.add(g) {
@@ -230,12 +247,7 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
 
     if let Some(path) = &args.pgn_out {
-        let header = PgnHeader {
-            event: args.event.clone(),
-            site: hostname(),
-            date: today(),
-            tc,
-        };
+        let header = PgnHeader { event: args.event.clone(), site: hostname(), date: today(), tc };
         let text: String = games.iter().map(|g| write_game(&header, g.pairing.round, &g.record)).collect();
         write_atomic(path, text.as_bytes()).with_context(|| format!("--pgn-out {}", path.display()))?;
         eprintln!("{} games written to {}", games.len(), path.display());
@@ -249,5 +261,9 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
 
 /// The machine's name for the PGN `Site` tag.
 fn hostname() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_owned()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "?".into())
+    std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "?".into())
 }

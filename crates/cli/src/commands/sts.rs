@@ -55,9 +55,12 @@ impl clap::Args for EngineFlags {
             let default = option.default_value().unwrap_or_default();
             // clap keeps `'static` flag names; these few are made once per run.
             let long: &'static str = String::leak(flag(option.name));
-            let arg = clap::Arg::new(option.name)
-                .long(long)
-                .help(format!("Our engine's `{}`: {} ({}; default {default})", option.name, option.doc, option.allowed()));
+            let arg = clap::Arg::new(option.name).long(long).help(format!(
+                "Our engine's `{}`: {} ({}; default {default})",
+                option.name,
+                option.doc,
+                option.allowed()
+            ));
             match option.kind {
                 // Numbers are checked here for any engine; ranges are the engine's own.
                 OptionType::Spin { .. } => arg.value_name("N").value_parser(clap::value_parser!(i64)),
@@ -209,7 +212,9 @@ pub fn run(args: StsArgs) -> anyhow::Result<()> {
 
     let bar = ProgressBar::new(suite.positions.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}").expect("valid template").progress_chars("=> "),
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ETA {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     let (mut points, mut max, mut best) = (0u64, 0u64, 0usize);
     let on_result = |r: &deepchess_arena::suite::PositionResult| {

@@ -204,9 +204,12 @@ pub static OPTIONS: &[UciOption] = &[
     ),
     UciOption {
         aliases: &["MoveOverhead"],
-        ..spin("Move Overhead", (10, 0, 10_000), "time in ms kept in hand per move for communication delays", |e, ms| {
-            e.settings.move_overhead = Duration::from_millis(ms as u64)
-        })
+        ..spin(
+            "Move Overhead",
+            (10, 0, 10_000),
+            "time in ms kept in hand per move for communication delays",
+            |e, ms| e.settings.move_overhead = Duration::from_millis(ms as u64),
+        )
     },
 ];
 

@@ -85,7 +85,6 @@ impl Comparator {
         pair.extend_from_slice(b);
         first_better(self.head.forward_dense(&pair, scratch))
     }
-
 }
 
 /// Softmax probability of output [`COMPARATOR_FIRST_BETTER`] from the head's two logits.

@@ -113,7 +113,8 @@ fn block<W: Weight, const B: usize, const FUSED: bool>(
     out: &mut [f32],
     start: usize,
     weight: &[W],
-    rows: &[u16], xs: &[f32],
+    rows: &[u16],
+    xs: &[f32],
 ) {
     let width = out.len();
     let mut acc = [0f32; B];

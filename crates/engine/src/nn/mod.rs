@@ -77,10 +77,8 @@ mod embedded {
         include_bytes!("../../../../models/comparator.json"),
         include_bytes!("../../../../models/comparator.safetensors"),
     );
-    pub const MOVEPRED: (&[u8], &[u8]) = (
-        include_bytes!("../../../../models/movepred.json"),
-        include_bytes!("../../../../models/movepred.safetensors"),
-    );
+    pub const MOVEPRED: (&[u8], &[u8]) =
+        (include_bytes!("../../../../models/movepred.json"), include_bytes!("../../../../models/movepred.safetensors"));
     pub const VALUE: (&[u8], &[u8]) =
         (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
 }
@@ -150,7 +148,11 @@ fn check_kind(model: &Model, kind: ModelKind, origin: &str) -> Result<(), Networ
     if model.card.kind == kind {
         Ok(())
     } else {
-        Err(NetworkError::WrongKind { origin: origin.to_string(), found: model.card.kind.name(), expected: kind.name() })
+        Err(NetworkError::WrongKind {
+            origin: origin.to_string(),
+            found: model.card.kind.name(),
+            expected: kind.name(),
+        })
     }
 }
 

@@ -17,7 +17,10 @@ impl MovePredictor {
     pub fn from_model(model: &Model) -> Result<MovePredictor, NetworkError> {
         Ok(MovePredictor {
             piece: Stack::from_model(model, "piece")?,
-            squares: MOVEPRED_SQUARE_STACKS.iter().map(|name| Stack::from_model(model, name)).collect::<Result<_, _>>()?,
+            squares: MOVEPRED_SQUARE_STACKS
+                .iter()
+                .map(|name| Stack::from_model(model, name))
+                .collect::<Result<_, _>>()?,
         })
     }
 

@@ -21,7 +21,13 @@ fn naive(model: &Model, stack: &str, input: &[f32]) -> Vec<f32> {
             for v in &mut y {
                 *v = match spec.activation {
                     Activation::Relu => v.max(0.0),
-                    Activation::LeakyRelu => if *v > 0.0 { *v } else { 0.01 * *v },
+                    Activation::LeakyRelu => {
+                        if *v > 0.0 {
+                            *v
+                        } else {
+                            0.01 * *v
+                        }
+                    }
                     Activation::ClippedRelu => v.clamp(0.0, 1.0),
                     Activation::SquaredClippedRelu => v.clamp(0.0, 1.0).powi(2),
                 };
@@ -133,7 +139,9 @@ fn naive_value(model: &Model, pos: &Chess) -> f32 {
                 ft.bias[j]
                     + pieces
                         .iter()
-                        .map(|&f| ft.weight[usize::from(deepchess_core::features::perspective_feature(f, view)) * width + j])
+                        .map(|&f| {
+                            ft.weight[usize::from(deepchess_core::features::perspective_feature(f, view)) * width + j]
+                        })
                         .sum::<f32>()
             })
             .collect()
@@ -266,7 +274,13 @@ fn value_net_rejects_weights_it_cannot_quantise() {
     assert!(err.contains("NaN"), "{err}");
     let mut card = model.card.clone();
     card.output = serde_json::json!({});
-    let tensors = model.card.stacks.iter().flat_map(deepchess_core::StackSpec::tensors).map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec())).collect();
+    let tensors = model
+        .card
+        .stacks
+        .iter()
+        .flat_map(deepchess_core::StackSpec::tensors)
+        .map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec()))
+        .collect();
     let err = ValueNet::from_model(&Model::new(card, tensors).unwrap()).unwrap_err().to_string();
     assert!(err.contains("centipawns_per_unit"), "{err}");
 }
@@ -297,4 +311,3 @@ fn embedded_defaults_load() {
     let networks = Networks::embedded().unwrap();
     assert_eq!(networks.comparator.code_width(), 100);
 }
-

@@ -63,7 +63,8 @@ impl ValueNet {
         let ft = model.layer(VALUE_FT_STACK, 0).ok_or_else(|| missing(VALUE_FT_STACK))?;
         let out = model.layer(VALUE_OUT_STACK, 0).ok_or_else(|| missing(VALUE_OUT_STACK))?;
         let width = ft.outputs;
-        if ft.inputs != PERSPECTIVE_FEATURES || width % 16 != 0 || out.inputs != 2 * width || out.outputs != 1 {
+        if ft.inputs != PERSPECTIVE_FEATURES || !width.is_multiple_of(16) || out.inputs != 2 * width || out.outputs != 1
+        {
             return Err(invalid(format!(
                 "layers ft [{}, {}] and out [{}, {}]; expected [{PERSPECTIVE_FEATURES}, N] (N a multiple of 16) and [2N, 1]",
                 ft.inputs, ft.outputs, out.inputs, out.outputs
@@ -300,7 +301,7 @@ pub mod kernels {
     /// The portable kernel of [`screlu_dot`] (the width is a multiple of 16).
     #[inline(always)]
     pub fn screlu_dot_generic(acc: &[i16], weight: &[i16]) -> i64 {
-        debug_assert!(acc.len() % LANES == 0 && acc.len() == weight.len());
+        debug_assert!(acc.len().is_multiple_of(LANES) && acc.len() == weight.len());
         let mut lanes = [0i32; LANES];
         for (a, w) in acc.chunks_exact(LANES).zip(weight.chunks_exact(LANES)) {
             for k in 0..LANES {

@@ -123,7 +123,8 @@ pub fn search(
     };
     let root = game.position().clone();
     searcher.keys.push(key(&root));
-    let mut root_moves: Vec<Move> = root.legal_moves().into_iter().filter(|m| search_moves.is_empty() || search_moves.contains(m)).collect();
+    let mut root_moves: Vec<Move> =
+        root.legal_moves().into_iter().filter(|m| search_moves.is_empty() || search_moves.contains(m)).collect();
     if root_moves.is_empty() {
         root_moves = root.legal_moves().to_vec();
     }
@@ -252,7 +253,11 @@ impl Searcher<'_> {
     /// Outcome of a position that ends the game, if it does.
     fn terminal(&self, position: &Chess, moves: &MoveList, ply: usize) -> Option<Outcome> {
         if moves.is_empty() {
-            return Some(if position.is_check() { Outcome::Mate { winner: !position.turn(), plies: ply } } else { Outcome::Draw });
+            return Some(if position.is_check() {
+                Outcome::Mate { winner: !position.turn(), plies: ply }
+            } else {
+                Outcome::Draw
+            });
         }
         (is_rule_draw(position) || self.keys.is_repetition(position.halfmoves())).then_some(Outcome::Draw)
     }
@@ -267,7 +272,14 @@ impl Searcher<'_> {
 
     /// Alpha-beta over positions; `alpha` is what the side to move is assured of,
     /// `beta` what the opponent is (both `None` for unbounded).
-    fn alpha_beta(&mut self, position: &Chess, depth: i32, mut alpha: Option<Outcome>, mut beta: Option<Outcome>, ply: usize) -> Outcome {
+    fn alpha_beta(
+        &mut self,
+        position: &Chess,
+        depth: i32,
+        mut alpha: Option<Outcome>,
+        mut beta: Option<Outcome>,
+        ply: usize,
+    ) -> Outcome {
         self.pv[ply].clear();
         let moves = position.legal_moves();
         if let Some(outcome) = self.terminal(position, &moves, ply) {
@@ -354,7 +366,13 @@ impl Searcher<'_> {
         best
     }
 
-    fn store(&mut self, key: u64, depth: i32, bound: Option<(Option<Outcome>, Option<Outcome>)>, best_move: Option<Move>) {
+    fn store(
+        &mut self,
+        key: u64,
+        depth: i32,
+        bound: Option<(Option<Outcome>, Option<Outcome>)>,
+        best_move: Option<Move>,
+    ) {
         let index = self.table.index(key);
         let slot = &mut self.table.slots[index];
         let mut entry = match slot.take() {
@@ -373,7 +391,14 @@ impl Searcher<'_> {
         *slot = Some(entry);
     }
 
-    fn quiescence(&mut self, position: &Chess, mut alpha: Option<Outcome>, beta: Option<Outcome>, ply: usize, qply: usize) -> Outcome {
+    fn quiescence(
+        &mut self,
+        position: &Chess,
+        mut alpha: Option<Outcome>,
+        beta: Option<Outcome>,
+        ply: usize,
+        qply: usize,
+    ) -> Outcome {
         self.pv[ply].clear();
         self.visit(ply);
         if self.aborted {
@@ -431,10 +456,9 @@ impl Searcher<'_> {
         if !self.options.ordering && tt_move.is_none() {
             return moves;
         }
-        let mut prediction = self
-            .options
-            .ordering
-            .then(|| Prediction::new(&self.networks.movepred, SparseFeatures::from_position(position), &mut self.scratch));
+        let mut prediction = self.options.ordering.then(|| {
+            Prediction::new(&self.networks.movepred, SparseFeatures::from_position(position), &mut self.scratch)
+        });
         let mut keyed: Vec<(f32, Move)> = moves
             .into_iter()
             .map(|m| {

@@ -80,6 +80,9 @@ impl EvalOptions {
         futility: false,
         predictor_depth: 1,
     };
+    /// The engine's defaults: everything but futility pruning, which cost STS points in
+    /// measurements (docs/engine.md).
+    pub const DEFAULT: EvalOptions = EvalOptions { futility: false, ..EvalOptions::FULL };
     /// Everything on.
     pub const FULL: EvalOptions = EvalOptions {
         tt: true,
@@ -313,7 +316,15 @@ impl<'a> Searcher<'a> {
         head[ply].extend_from_slice(&tail[0]);
     }
 
-    fn negamax(&mut self, position: &Chess, depth: i32, mut alpha: i32, beta: i32, ply: usize, allow_null: bool) -> i32 {
+    fn negamax(
+        &mut self,
+        position: &Chess,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        allow_null: bool,
+    ) -> i32 {
         if depth <= 0 || ply >= MAX_PLY - 1 {
             return self.quiescence(position, alpha, beta, ply);
         }
@@ -465,7 +476,16 @@ impl<'a> Searcher<'a> {
     /// they beat alpha), then with a null window under PVS (re-searched with the full
     /// window if they land inside it).
     #[allow(clippy::too_many_arguments)]
-    fn search_child(&mut self, child: &Chess, depth: i32, reduction: i32, alpha: i32, beta: i32, ply: usize, first: bool) -> i32 {
+    fn search_child(
+        &mut self,
+        child: &Chess,
+        depth: i32,
+        reduction: i32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        first: bool,
+    ) -> i32 {
         if first {
             return -self.negamax(child, depth, -beta, -alpha, ply + 1, true);
         }
@@ -521,7 +541,8 @@ impl<'a> Searcher<'a> {
         let stand_pat = best;
         for m in moves {
             if !in_check && self.options.futility {
-                let gain = m.capture().map_or(0, piece_value) + m.promotion().map_or(0, |r| piece_value(r) - piece_value(Role::Pawn));
+                let gain = m.capture().map_or(0, piece_value)
+                    + m.promotion().map_or(0, |r| piece_value(r) - piece_value(Role::Pawn));
                 if stand_pat + gain + DELTA_MARGIN <= alpha {
                     continue;
                 }
@@ -558,8 +579,8 @@ impl<'a> Searcher<'a> {
             return moves;
         }
         let predict = self.options.ordering && depth >= self.options.predictor_depth;
-        let mut prediction =
-            predict.then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
+        let mut prediction = predict
+            .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
         let mut keyed: Vec<(f32, Move)> = moves
             .into_iter()
             .map(|m| {
@@ -570,7 +591,10 @@ impl<'a> Searcher<'a> {
                 if let Some(p) = prediction.as_mut() {
                     k += p.joint(position, &m, &mut self.scratch);
                 }
-                if self.options.ordering && self.options.predictor_depth > 1 && (m.is_capture() || m.promotion().is_some()) {
+                if self.options.ordering
+                    && self.options.predictor_depth > 1
+                    && (m.is_capture() || m.promotion().is_some())
+                {
                     k += 100.0 + mvv_lva(&m) as f32;
                 }
                 if self.options.killers && !m.is_capture() {

@@ -179,7 +179,6 @@ impl Control {
     pub fn elapsed_ms(&self) -> u64 {
         self.start.elapsed().as_millis() as u64
     }
-
 }
 
 #[cfg(test)]
@@ -195,7 +194,10 @@ mod tests {
         };
         let (soft, hard) = limits.budget(Color::White, Duration::from_millis(50));
         let (soft, hard) = (soft.unwrap(), hard.unwrap());
-        assert!(soft >= Duration::from_millis(300) && soft <= hard && hard <= Duration::from_secs(4), "{soft:?} {hard:?}");
+        assert!(
+            soft >= Duration::from_millis(300) && soft <= hard && hard <= Duration::from_secs(4),
+            "{soft:?} {hard:?}"
+        );
         // Nearly flagging: the budget stays within the clock.
         let short = Limits { time: [Some(Duration::from_millis(120)), None], ..limits };
         let (soft, hard) = short.budget(Color::White, Duration::from_millis(50));

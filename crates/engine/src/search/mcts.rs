@@ -30,8 +30,8 @@ use shakmaty::{Chess, Color, Move, Position};
 
 use super::ordering::move_probabilities;
 use super::{Control, Info, Reporter, Score, SearchResult};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 use crate::nn::{Networks, Scratch};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 
 /// Longest predictor rollout before the evaluation net judges the position.
 pub const ROLLOUT_QUIET_PLIES: usize = 16;
@@ -236,7 +236,14 @@ impl Mcts {
     fn info(&self, playouts: u64, control: &Control) -> Info {
         let pv = self.principal_variation();
         let score = self.final_child().map_or(Score::Cp(0), |c| score_of(&self.tree[c]));
-        Info { depth: pv.len() as u32, seldepth: pv.len() as u32, score, nodes: playouts, time_ms: control.elapsed_ms(), pv }
+        Info {
+            depth: pv.len() as u32,
+            seldepth: pv.len() as u32,
+            score,
+            nodes: playouts,
+            time_ms: control.elapsed_ms(),
+            pv,
+        }
     }
 
     /// The most visited line.
@@ -256,13 +263,10 @@ impl Mcts {
 
     fn by_visits(&self) -> Option<usize> {
         let children = &self.tree.first()?.children;
-        children
-            .iter()
-            .map(|&c| c as usize)
-            .max_by(|&a, &b| {
-                let (a, b) = (&self.tree[a], &self.tree[b]);
-                a.visits.cmp(&b.visits).then(a.mean().total_cmp(&b.mean()))
-            })
+        children.iter().map(|&c| c as usize).max_by(|&a, &b| {
+            let (a, b) = (&self.tree[a], &self.tree[b]);
+            a.visits.cmp(&b.visits).then(a.mean().total_cmp(&b.mean()))
+        })
     }
 
     fn by_value(&self) -> Option<usize> {
@@ -285,7 +289,14 @@ impl Mcts {
     }
 
     /// One selection–expansion–evaluation–backpropagation cycle.
-    fn playout(&mut self, networks: &Networks, root: &Chess, keys: &mut KeyStack, search_moves: &[Move], scratch: &mut Scratch) {
+    fn playout(
+        &mut self,
+        networks: &Networks,
+        root: &Chess,
+        keys: &mut KeyStack,
+        search_moves: &[Move],
+        scratch: &mut Scratch,
+    ) {
         let mut path = vec![0usize];
         let mut position = root.clone();
         keys.push(key(&position));
@@ -329,7 +340,15 @@ impl Mcts {
 
     /// Generates a node's moves (children with priors for PUCT, untried moves for UCB1)
     /// or marks it terminal.
-    fn expand(&mut self, networks: &Networks, node: usize, position: &Chess, keys: &KeyStack, only: &[Move], scratch: &mut Scratch) {
+    fn expand(
+        &mut self,
+        networks: &Networks,
+        node: usize,
+        position: &Chess,
+        keys: &KeyStack,
+        only: &[Move],
+        scratch: &mut Scratch,
+    ) {
         self.tree[node].expanded = true;
         let mut moves = position.legal_moves();
         if !only.is_empty() {

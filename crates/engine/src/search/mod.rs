@@ -1,7 +1,6 @@
 //! The searches: evaluation alpha-beta, comparison alpha-beta (DeepChess), MCTS and the
 //! policy players, with what they share: limits, time control, scores and results.
 
-
 pub mod compare;
 pub mod eval;
 pub mod limits;

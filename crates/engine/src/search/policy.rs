@@ -94,7 +94,8 @@ mod tests {
         let networks = Networks::random(4);
         let position = Chess::default();
         let mut scratch = Scratch::default();
-        let mut prediction = Prediction::new(&networks.movepred, SparseFeatures::from_position(&position), &mut scratch);
+        let mut prediction =
+            Prediction::new(&networks.movepred, SparseFeatures::from_position(&position), &mut scratch);
         let result = choose(&networks, &position, PolicyMode::Greedy, &[]);
         // Only pawns and knights can move in the start position.
         let piece = if prediction.piece[0] >= prediction.piece[1] { Role::Pawn } else { Role::Knight };

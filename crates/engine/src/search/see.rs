@@ -63,9 +63,7 @@ pub fn see(position: &Chess, m: &Move) -> i32 {
 
 /// The least valuable piece among `attackers` and its square.
 fn cheapest(board: &Board, attackers: Bitboard) -> Option<(Role, Square)> {
-    CHEAPEST_FIRST
-        .iter()
-        .find_map(|&role| (attackers & board.by_role(role)).first().map(|square| (role, square)))
+    CHEAPEST_FIRST.iter().find_map(|&role| (attackers & board.by_role(role)).first().map(|square| (role, square)))
 }
 
 #[cfg(test)]

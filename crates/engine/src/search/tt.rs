@@ -144,10 +144,7 @@ pub fn unpack_move(position: &Chess, packed: u16) -> Option<Move> {
     let from = Square::new(u32::from(packed & 63));
     let to = Square::new(u32::from((packed >> 6) & 63));
     let promotion = Role::try_from((packed >> 12) & 7).ok();
-    position
-        .legal_moves()
-        .into_iter()
-        .find(|m| m.from() == Some(from) && m.to() == to && m.promotion() == promotion)
+    position.legal_moves().into_iter().find(|m| m.from() == Some(from) && m.to() == to && m.promotion() == promotion)
 }
 
 #[cfg(test)]

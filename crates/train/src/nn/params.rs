@@ -65,7 +65,12 @@ impl Params {
 
     /// A model of `kind` made of the stacks `names` (in that order), with `card` metadata
     /// filled in by the caller.
-    pub fn to_model(&self, kind: ModelKind, names: &[&str], fill: impl FnOnce(&mut ModelCard)) -> Result<Model, ModelError> {
+    pub fn to_model(
+        &self,
+        kind: ModelKind,
+        names: &[&str],
+        fill: impl FnOnce(&mut ModelCard),
+    ) -> Result<Model, ModelError> {
         let stacks: Vec<StackSpec> = names.iter().map(|n| self.stack(n).clone()).collect();
         let tensors = stacks
             .iter()

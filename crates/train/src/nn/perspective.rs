@@ -276,14 +276,19 @@ mod tests {
         let (_, grads) = loss_and_gradients(&params, &batch);
         let loss = |p: &Params| loss_and_gradients(p, &batch).0;
         let mut checked = 0;
-        for (name, index) in [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)] {
+        for (name, index) in
+            [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)]
+        {
             let h = 1e-3f32;
             let (mut plus, mut minus) = (params.clone(), params.clone());
             plus.values.get_mut(name).unwrap()[index] += h;
             minus.values.get_mut(name).unwrap()[index] -= h;
             let numeric = (loss(&plus) - loss(&minus)) / (2.0 * f64::from(h));
             let analytic = f64::from(grads[name][index]);
-            assert!((numeric - analytic).abs() <= 2e-3 * (1.0 + numeric.abs()), "{name}[{index}]: {analytic} vs {numeric}");
+            assert!(
+                (numeric - analytic).abs() <= 2e-3 * (1.0 + numeric.abs()),
+                "{name}[{index}]: {analytic} vs {numeric}"
+            );
             checked += usize::from(analytic != 0.0);
         }
         assert!(checked >= 3, "most checked gradients should be non-zero");
@@ -309,12 +314,9 @@ mod tests {
         let params = init(16, 5);
         let batch = sample();
         let o = logits(&params, &batch);
-        let expected: f64 = o
-            .iter()
-            .zip(&batch.targets)
-            .map(|(o, t)| f64::from((1.0 / (1.0 + (-o).exp()) - t).powi(2)))
-            .sum::<f64>()
-            / batch.len() as f64;
+        let expected: f64 =
+            o.iter().zip(&batch.targets).map(|(o, t)| f64::from((1.0 / (1.0 + (-o).exp()) - t).powi(2))).sum::<f64>()
+                / batch.len() as f64;
         assert!((loss_and_gradients(&params, &batch).0 - expected).abs() < 1e-6);
     }
 

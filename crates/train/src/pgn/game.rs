@@ -276,7 +276,8 @@ impl Visitor for GameParser {
             Ok(pos) => pos,
             Err((reason, detail)) => return ControlFlow::Break(self.skipped(&tags, reason, detail)),
         };
-        let ply = (pos.fullmoves().get().saturating_sub(1) * 2 + u32::from(pos.turn() == Color::Black)).min(u32::from(u16::MAX));
+        let ply = (pos.fullmoves().get().saturating_sub(1) * 2 + u32::from(pos.turn() == Color::Black))
+            .min(u32::from(u16::MAX));
         let game = ParsedGame {
             records: Vec::with_capacity(160),
             result: tags.result,
@@ -287,7 +288,14 @@ impl Visitor for GameParser {
             hash: 0,
             description: self.describe(&tags),
         };
-        ControlFlow::Continue(Movetext { game, pos, ply: ply as u16, pending_eval: EVAL_NONE, hash: tags.hash, outcome: None })
+        ControlFlow::Continue(Movetext {
+            game,
+            pos,
+            ply: ply as u16,
+            pending_eval: EVAL_NONE,
+            hash: tags.hash,
+            outcome: None,
+        })
     }
 
     fn san(&mut self, m: &mut Movetext, san_plus: SanPlus) -> ControlFlow<ParsedGame> {

@@ -20,7 +20,8 @@ use crate::nn::loss::mse;
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer, Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer,
+    Validation, step,
 };
 
 /// Output activation of the decoder.
@@ -86,7 +87,10 @@ pub struct AutoencoderOptions {
 pub fn stacks(hidden: &[usize]) -> (StackSpec, StackSpec) {
     let enc: Vec<usize> = std::iter::once(FEATURE_COUNT).chain(hidden.iter().copied()).collect();
     let dec: Vec<usize> = enc.iter().rev().copied().collect();
-    (StackSpec::new("encoder", &enc, Activation::Relu).with_final_activation(), StackSpec::new("decoder", &dec, Activation::Relu))
+    (
+        StackSpec::new("encoder", &enc, Activation::Relu).with_final_activation(),
+        StackSpec::new("decoder", &dec, Activation::Relu),
+    )
 }
 
 fn stage_name(k: Option<usize>) -> String {
@@ -94,7 +98,13 @@ fn stage_name(k: Option<usize>) -> String {
 }
 
 /// Reconstruction loss of one stage on `batch` (within a graph): returns the loss.
-fn stage_loss(g: &mut Graph<'_>, k: Option<usize>, n: usize, out_act: OutputActivation, batch: &SparseBatch) -> Tensor<1> {
+fn stage_loss(
+    g: &mut Graph<'_>,
+    k: Option<usize>,
+    n: usize,
+    out_act: OutputActivation,
+    batch: &SparseBatch,
+) -> Tensor<1> {
     let dense = g.constant(batch.to_dense(FEATURE_COUNT), batch.rows(), FEATURE_COUNT);
     match k {
         None => {
@@ -125,7 +135,14 @@ fn trainable(k: Option<usize>, n: usize, name: &str) -> bool {
 }
 
 /// Mean reconstruction MSE of a stage over `file`'s records `indices`.
-pub fn evaluate(params: &Params, device: &Device, k: Option<usize>, out_act: OutputActivation, file: &DataFile, indices: &[usize]) -> anyhow::Result<f64> {
+pub fn evaluate(
+    params: &Params,
+    device: &Device,
+    k: Option<usize>,
+    out_act: OutputActivation,
+    file: &DataFile,
+    indices: &[usize],
+) -> anyhow::Result<f64> {
     let n = params.stack("encoder").layers.len() - 1;
     let mut tally = Tally::default();
     for chunk in indices.chunks(2048) {
@@ -180,7 +197,8 @@ impl Trainer for AutoencoderTrainer {
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        let stage = |epochs| Stage { epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } };
+        let stage =
+            |epochs| Stage { epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } };
         (0..self.layers()).map(|_| stage(o.pretrain_epochs)).chain([stage(o.epochs)]).collect()
     }
 
@@ -192,9 +210,14 @@ impl Trainer for AutoencoderTrainer {
     fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
         let (k, n, out_act) = (self.layer_of(batch.at.stage), self.layers(), self.options.decoder_activation);
         let features = self.train.features(batch.indices, |_| false)?;
-        let (loss, ()) = step(params, adam, batch.lr, batch.device, |t| trainable(k, n, t), |g| {
-            Ok((stage_loss(g, k, n, out_act, &features), ()))
-        })?;
+        let (loss, ()) = step(
+            params,
+            adam,
+            batch.lr,
+            batch.device,
+            |t| trainable(k, n, t),
+            |g| Ok((stage_loss(g, k, n, out_act, &features), ())),
+        )?;
         Ok(BatchResult { loss, correct: None })
     }
 

@@ -20,7 +20,8 @@ use crate::nn::loss::{cross_entropy, cross_entropy_values};
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer, Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer,
+    Validation, step,
 };
 use crate::trainers::autoencoder;
 
@@ -123,7 +124,14 @@ pub fn evaluated(file: &DataFile) -> (Vec<usize>, Vec<i16>) {
 
 /// `count` eval-labelled pairs: two positions of `evaluated` whose evaluations differ by
 /// at least `margin`, the higher one in the White-won role. Seeded like [`draw_pairs`].
-pub fn draw_eval_pairs(evaluated: &(Vec<usize>, Vec<i16>), margin: u16, count: usize, seed: u64, epoch: u32, flip: bool) -> anyhow::Result<Vec<Pair>> {
+pub fn draw_eval_pairs(
+    evaluated: &(Vec<usize>, Vec<i16>),
+    margin: u16,
+    count: usize,
+    seed: u64,
+    epoch: u32,
+    flip: bool,
+) -> anyhow::Result<Vec<Pair>> {
     let (records, evals) = evaluated;
     if records.len() < 2 {
         anyhow::bail!("--eval-pairs needs positions with [%eval] scores (found {})", records.len());
@@ -141,14 +149,25 @@ pub fn draw_eval_pairs(evaluated: &(Vec<usize>, Vec<i16>), margin: u16, count: u
             continue;
         }
         let (better, worse) = if evals[a] > evals[b] { (a, b) } else { (b, a) };
-        pairs.push(Pair { white_won: records[better], black_won: records[worse], white_first: r.random(), flipped: flip && r.random() });
+        pairs.push(Pair {
+            white_won: records[better],
+            black_won: records[worse],
+            white_first: r.random(),
+            flipped: flip && r.random(),
+        });
     }
     Ok(pairs)
 }
 
 /// One epoch's training pairs: result pairs, with a fraction `options.eval_pairs`
 /// replaced by eval-labelled ones, shuffled together.
-fn training_pairs(white: &[usize], black: &[usize], evaluated: &(Vec<usize>, Vec<i16>), options: &ComparatorOptions, epoch: u32) -> anyhow::Result<Vec<Pair>> {
+fn training_pairs(
+    white: &[usize],
+    black: &[usize],
+    evaluated: &(Vec<usize>, Vec<i16>),
+    options: &ComparatorOptions,
+    epoch: u32,
+) -> anyhow::Result<Vec<Pair>> {
     use rand::seq::SliceRandom;
     let n_eval = (options.pairs_per_epoch as f64 * options.eval_pairs).round() as usize;
     let mut pairs = if n_eval < options.pairs_per_epoch {
@@ -209,9 +228,20 @@ const MEASUREMENT_SEED: u64 = 0;
 
 /// `count` pairs drawn uniformly from `white` × `black` with a generator seeded by `seed`
 /// and `draw`; each pair colour-flipped with probability ½ when `flip`.
-pub fn draw_pairs(white: &[usize], black: &[usize], count: usize, seed: u64, draw: Draw, flip: bool) -> anyhow::Result<Vec<Pair>> {
+pub fn draw_pairs(
+    white: &[usize],
+    black: &[usize],
+    count: usize,
+    seed: u64,
+    draw: Draw,
+    flip: bool,
+) -> anyhow::Result<Vec<Pair>> {
     if white.is_empty() || black.is_empty() {
-        anyhow::bail!("pairs need positions from both White-won and Black-won games (found {} and {})", white.len(), black.len());
+        anyhow::bail!(
+            "pairs need positions from both White-won and Black-won games (found {} and {})",
+            white.len(),
+            black.len()
+        );
     }
     let mut r = rng(seed, draw.stream(), 2);
     Ok((0..count)
@@ -301,7 +331,8 @@ impl ComparatorTrainer {
         } else {
             decisive(&validation)
         };
-        let validation = if options.random_split { DataFile::open(data, Content::Positions, Split::Train)? } else { validation };
+        let validation =
+            if options.random_split { DataFile::open(data, Content::Positions, Split::Train)? } else { validation };
         let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, Draw::Validation, false)?;
         let evaluated = if options.eval_pairs == 0.0 {
             (Vec::new(), Vec::new())
@@ -313,7 +344,16 @@ impl ComparatorTrainer {
         } else {
             evaluated(&train)
         };
-        Ok(ComparatorTrainer { options: options.clone(), train, validation, white, black, evaluated, validation_pairs, pairs: Vec::new() })
+        Ok(ComparatorTrainer {
+            options: options.clone(),
+            train,
+            validation,
+            white,
+            black,
+            evaluated,
+            validation_pairs,
+            pairs: Vec::new(),
+        })
     }
 }
 
@@ -325,18 +365,26 @@ impl Trainer for ComparatorTrainer {
     fn init(&self) -> anyhow::Result<Params> {
         let options = &self.options;
         let mut params = match &options.pos2vec {
-            Some(dir) => Params::from_model(&Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?),
+            Some(dir) => Params::from_model(
+                &Model::load(dir, ModelKind::Pos2vec).map_err(|e| anyhow::anyhow!("--pos2vec: {e}"))?,
+            ),
             None => Params::init(vec![autoencoder::stacks(&options.encoder_hidden).0], options.seed),
         };
         let code = params.stack("encoder").output();
-        let head: Vec<usize> = std::iter::once(2 * code).chain(options.head_hidden.iter().copied()).chain([2]).collect();
-        params.extend(Params::init(vec![StackSpec::new("head", &head, Activation::Relu)], options.seed.wrapping_add(1)));
+        let head: Vec<usize> =
+            std::iter::once(2 * code).chain(options.head_hidden.iter().copied()).chain([2]).collect();
+        params
+            .extend(Params::init(vec![StackSpec::new("head", &head, Activation::Relu)], options.seed.wrapping_add(1)));
         Ok(params)
     }
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        vec![Stage { epochs: o.epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } }]
+        vec![Stage {
+            epochs: o.epochs,
+            batch: o.batch,
+            schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay },
+        }]
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
@@ -348,10 +396,17 @@ impl Trainer for ComparatorTrainer {
         let chunk: Vec<Pair> = batch.indices.iter().map(|&i| self.pairs[i]).collect();
         let (a, b) = pair_batches(&self.train, &chunk)?;
         let labels: Vec<usize> = chunk.iter().map(Pair::label).collect();
-        let (loss, out) = step(params, adam, batch.lr, batch.device, |_| true, |g| {
-            let out = logits(g, &a, &b);
-            Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
-        })?;
+        let (loss, out) = step(
+            params,
+            adam,
+            batch.lr,
+            batch.device,
+            |_| true,
+            |g| {
+                let out = logits(g, &a, &b);
+                Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
+            },
+        )?;
         let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
         Ok(BatchResult { loss, correct: Some(correct) })
     }
@@ -363,7 +418,8 @@ impl Trainer for ComparatorTrainer {
 
     fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card> {
         let options = &self.options;
-        let train_pairs = draw_pairs(&self.white, &self.black, options.validation_pairs, options.seed, Draw::TrainingSample, false)?;
+        let train_pairs =
+            draw_pairs(&self.white, &self.black, options.validation_pairs, options.seed, Draw::TrainingSample, false)?;
         let train_scores = evaluate(params, device, &self.train, &train_pairs)?;
         let val = evaluate(params, device, &self.validation, &self.validation_pairs)?;
         let report = format!(

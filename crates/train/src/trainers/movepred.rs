@@ -16,7 +16,9 @@ use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
 use crate::nn::params::Params;
-use crate::run::{self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation, step};
+use crate::run::{
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation, step,
+};
 
 /// Stack names: the piece net, then the square nets in piece order P N B R Q K.
 pub fn stack_names() -> Vec<&'static str> {
@@ -100,7 +102,13 @@ pub struct NetScores {
 }
 
 /// Logits of `stack` for records `indices`.
-fn net_logits(params: &Params, device: &Device, stack: &str, file: &DataFile, indices: &[usize]) -> anyhow::Result<Vec<f32>> {
+fn net_logits(
+    params: &Params,
+    device: &Device,
+    stack: &str,
+    file: &DataFile,
+    indices: &[usize],
+) -> anyhow::Result<Vec<f32>> {
     let mut out = Vec::new();
     for chunk in indices.chunks(4096) {
         let batch = file.features(chunk, |_| false)?;
@@ -110,15 +118,22 @@ fn net_logits(params: &Params, device: &Device, stack: &str, file: &DataFile, in
 }
 
 /// Loss and top-1/3/5 of every net on `file`.
-pub fn evaluate_nets(params: &Params, device: &Device, file: &DataFile, indices: &[Vec<usize>]) -> anyhow::Result<Vec<NetScores>> {
+pub fn evaluate_nets(
+    params: &Params,
+    device: &Device,
+    file: &DataFile,
+    indices: &[Vec<usize>],
+) -> anyhow::Result<Vec<NetScores>> {
     stack_names()
         .into_iter()
         .enumerate()
         .map(|(net, name)| {
             let classes = params.stack(name).output();
             let logits = net_logits(params, device, name, file, &indices[net])?;
-            let labels: Vec<usize> =
-                indices[net].iter().map(|&i| record_label(file, i).map(|m| label(net, m, false))).collect::<anyhow::Result<_>>()?;
+            let labels: Vec<usize> = indices[net]
+                .iter()
+                .map(|&i| record_label(file, i).map(|m| label(net, m, false)))
+                .collect::<anyhow::Result<_>>()?;
             let mut hits = [0usize; 3];
             for (row, &l) in logits.chunks(classes).zip(&labels) {
                 let r = rank(row, l);
@@ -165,14 +180,16 @@ pub fn evaluate_joint(params: &Params, device: &Device, file: &DataFile) -> anyh
             names[1..].iter().map(|n| net_logits(params, device, n, file, chunk)).collect::<anyhow::Result<_>>()?;
         for (k, &i) in chunk.iter().enumerate() {
             let played = record_label(file, i)?;
-            let pos = file.get(i).position().map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", file.path.display()))?;
+            let pos =
+                file.get(i).position().map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", file.path.display()))?;
             let p_piece = softmax(&piece[k * 6..][..6]);
             let p_square: Vec<Vec<f32>> = squares.iter().map(|s| softmax(&s[k * 64..][..64])).collect();
             let mut labels: Vec<MoveLabel> =
                 pos.legal_moves().iter().filter_map(|m| MoveLabel::from_move(m, pos.turn())).collect();
             labels.sort_by_key(|l| (l.piece, l.to));
             labels.dedup();
-            let score = |l: &MoveLabel| p_piece[usize::from(l.piece)] * p_square[usize::from(l.piece)][usize::from(l.to)];
+            let score =
+                |l: &MoveLabel| p_piece[usize::from(l.piece)] * p_square[usize::from(l.piece)][usize::from(l.to)];
             let mine = score(&played);
             let r = labels.iter().filter(|l| **l != played && score(l) >= mine).count();
             for (h, k) in hits.iter_mut().zip([1, 3, 5]) {
@@ -242,7 +259,11 @@ impl Trainer for MovepredTrainer {
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        vec![Stage { epochs: o.epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } }]
+        vec![Stage {
+            epochs: o.epochs,
+            batch: o.batch,
+            schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay },
+        }]
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
@@ -253,7 +274,10 @@ impl Trainer for MovepredTrainer {
             .enumerate()
             .map(|(net, (name, indices))| Pass {
                 name: name.to_string(),
-                order: epoch_order(indices.len(), o.positions_per_epoch, o.seed + net as u64, at.epoch).into_iter().map(|k| indices[k]).collect(),
+                order: epoch_order(indices.len(), o.positions_per_epoch, o.seed + net as u64, at.epoch)
+                    .into_iter()
+                    .map(|k| indices[k])
+                    .collect(),
             })
             .collect())
     }
@@ -262,17 +286,25 @@ impl Trainer for MovepredTrainer {
         let (net, chunk, epoch) = (batch.pass, batch.indices, batch.at.epoch);
         let name = stack_names()[net];
         let prefix = format!("{name}.");
-        let flips: Vec<bool> = chunk.iter().map(|&i| self.options.flip && flipped_in_epoch(i, self.options.seed, epoch)).collect();
+        let flips: Vec<bool> =
+            chunk.iter().map(|&i| self.options.flip && flipped_in_epoch(i, self.options.seed, epoch)).collect();
         let features = self.train.features(chunk, |k| flips[k])?;
         let labels: Vec<usize> = chunk
             .iter()
             .zip(&flips)
             .map(|(&i, &f)| record_label(&self.train, i).map(|m| label(net, m, f)))
             .collect::<anyhow::Result<_>>()?;
-        let (loss, logits) = step(params, adam, batch.lr, batch.device, |t| t.starts_with(&prefix), |g| {
-            let logits = g.stack(name, Input::Sparse(&features));
-            Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
-        })?;
+        let (loss, logits) = step(
+            params,
+            adam,
+            batch.lr,
+            batch.device,
+            |t| t.starts_with(&prefix),
+            |g| {
+                let logits = g.stack(name, Input::Sparse(&features));
+                Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
+            },
+        )?;
         let classes = logits.len() / labels.len();
         let correct = logits.chunks(classes).zip(&labels).filter(|(row, l)| rank(row, **l) == 0).count();
         Ok(BatchResult { loss, correct: Some(correct) })

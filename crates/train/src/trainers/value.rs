@@ -25,7 +25,9 @@ use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target
 use crate::nn::adam::Adam;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
-use crate::run::{self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation};
+use crate::run::{
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation,
+};
 
 /// Hyper-parameters of `deepchess train value`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -76,11 +78,23 @@ impl ValueOptions {
     pub fn check(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
         anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
-        anyhow::ensure!(self.width > 0 && self.width % 16 == 0, "--width must be a positive multiple of 16, got {}", self.width);
+        anyhow::ensure!(
+            self.width > 0 && self.width.is_multiple_of(16),
+            "--width must be a positive multiple of 16, got {}",
+            self.width
+        );
         anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
         anyhow::ensure!((0.0..=1.0).contains(&self.final_lr), "--final-lr must be in 0..=1, got {}", self.final_lr);
-        anyhow::ensure!((0.0..1.0).contains(&self.weight_decay), "--weight-decay must be in 0..1, got {}", self.weight_decay);
-        anyhow::ensure!((0.0..=1.0).contains(&self.result_weight), "--result-weight must be in 0..=1, got {}", self.result_weight);
+        anyhow::ensure!(
+            (0.0..1.0).contains(&self.weight_decay),
+            "--weight-decay must be in 0..1, got {}",
+            self.weight_decay
+        );
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&self.result_weight),
+            "--result-weight must be in 0..=1, got {}",
+            self.result_weight
+        );
         anyhow::ensure!(self.scale.is_none_or(|k| k > 0.0 && k.is_finite()), "--scale must be positive");
         anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
         Ok(())
@@ -129,7 +143,11 @@ pub fn white_logits(params: &Params, file: &DataFile, indices: &[usize]) -> anyh
 
 /// Share of `pairs` where the position from the game White won gets the higher score
 /// (the evaluation net used as a comparator; a diagnostic).
-pub fn pair_accuracy(params: &Params, file: &DataFile, pairs: &[crate::trainers::comparator::Pair]) -> anyhow::Result<f64> {
+pub fn pair_accuracy(
+    params: &Params,
+    file: &DataFile,
+    pairs: &[crate::trainers::comparator::Pair],
+) -> anyhow::Result<f64> {
     let w: Vec<usize> = pairs.iter().map(|p| p.white_won).collect();
     let b: Vec<usize> = pairs.iter().map(|p| p.black_won).collect();
     let (vw, vb) = (white_logits(params, file, &w)?, white_logits(params, file, &b)?);
@@ -208,9 +226,18 @@ impl ValueTrainer {
             eprintln!("warning: no validation position passes the filters; validation loss is reported as 0");
         }
         let scale = options.scale.unwrap_or_else(|| fit_scale(&train));
-        eprintln!("scale K = {scale:.1} centipawns per logit unit{}", if options.scale.is_none() { " (fitted)" } else { "" });
+        eprintln!(
+            "scale K = {scale:.1} centipawns per logit unit{}",
+            if options.scale.is_none() { " (fitted)" } else { "" }
+        );
         let target = Target { result_weight: options.result_weight, scale };
-        Ok(ValueTrainer { options: options.clone(), train, validation, counts: (train_counts, validation_counts), target })
+        Ok(ValueTrainer {
+            options: options.clone(),
+            train,
+            validation,
+            counts: (train_counts, validation_counts),
+            target,
+        })
     }
 }
 

@@ -78,7 +78,11 @@ fn threefold_repetition_is_a_draw() {
     let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
     assert_eq!((result.best, result.score), (back, Score::Cp(0)));
     // Without that history the same move is scored by the network.
-    let fresh = Game::from_uci(Some(&shakmaty::fen::Fen::from_position(game.position(), shakmaty::EnPassantMode::Legal).to_string()), &[]).unwrap();
+    let fresh = Game::from_uci(
+        Some(&shakmaty::fen::Fen::from_position(game.position(), shakmaty::EnPassantMode::Legal).to_string()),
+        &[],
+    )
+    .unwrap();
     let result = search(&networks, &fresh, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
     assert_ne!(result.score, Score::Cp(0));
 }
@@ -86,7 +90,8 @@ fn threefold_repetition_is_a_draw() {
 #[test]
 fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let networks = networks();
-    let game = Game::from_uci(Some("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"), &[]).unwrap();
+    let game =
+        Game::from_uci(Some("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"), &[]).unwrap();
     let tt = Table::new(4);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
