@@ -58,6 +58,17 @@ impl std::fmt::Debug for SparseFeatures {
 
 impl SparseFeatures {
     /// Encodes a position.
+    ///
+    /// ```
+    /// use deepchess_core::SparseFeatures;
+    /// use deepchess_core::features::SIDE_TO_MOVE;
+    /// use shakmaty::Chess;
+    /// let start = SparseFeatures::from_position(&Chess::default());
+    /// // 32 pieces and 4 castling rights; White to move, so feature 768 is off
+    /// assert_eq!(start.len(), 36);
+    /// assert!(!start.as_slice().contains(&(SIDE_TO_MOVE as u16)));
+    /// assert_eq!(start.as_slice()[0], 8); // the White pawn on a2: plane 0, square 8
+    /// ```
     pub fn from_position<P: Position>(pos: &P) -> SparseFeatures {
         let castles = pos.castles();
         let mut rights = [false; 4];

@@ -214,6 +214,18 @@ impl Model {
     }
 
     /// Loads `dir/NAME.json` and `dir/NAME.safetensors` where NAME is the kind's name.
+    ///
+    /// ```
+    /// use deepchess_core::{Model, ModelKind};
+    /// let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    /// let value = Model::load(&models, ModelKind::Value)?;
+    /// assert_eq!(value.card.kind, ModelKind::Value);
+    /// assert_eq!(value.layer("ft", 0).unwrap().inputs, 768);
+    /// // a missing file is an error that names it
+    /// let err = Model::load(std::path::Path::new("/nonexistent"), ModelKind::Value).unwrap_err();
+    /// assert!(err.to_string().contains("value.json"));
+    /// # Ok::<(), deepchess_core::ModelError>(())
+    /// ```
     pub fn load(dir: &Path, kind: ModelKind) -> Result<Model, ModelError> {
         let base = dir.join(kind.name());
         let read = |ext: &str| {

@@ -117,6 +117,19 @@ pub struct GameInfo {
 impl Record {
     /// Packs a position. `eval` is White's-view centipawns or a mate score (see
     /// [`MATE_BASE`]), or [`EVAL_NONE`].
+    ///
+    /// ```
+    /// use deepchess_core::{GameInfo, PlayedMove, Record};
+    /// use shakmaty::{Chess, Position};
+    /// let pos = Chess::default();
+    /// let e4 = pos.legal_moves().into_iter().find(|m| m.to().to_string() == "e4").unwrap();
+    /// let info = GameInfo { game: 7, result: 1 };
+    /// let record = Record::new(&pos, 0, 35, info, PlayedMove::new(&pos, &e4))?;
+    /// assert_eq!((record.eval(), record.result(), record.game(), record.ply()), (Some(35), 1, 7, 0));
+    /// assert_eq!(record.position()?, pos);
+    /// assert_eq!(Record::from_bytes(*record.as_bytes()), record);
+    /// # Ok::<(), deepchess_core::record::RecordError>(())
+    /// ```
     pub fn new(
         pos: &Chess,
         ply: u16,

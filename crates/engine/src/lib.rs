@@ -1,4 +1,4 @@
-//! deepchess engine: network inference, searches and the UCI protocol (issue 3).
+//! deepchess engine: network inference, searches and the UCI protocol.
 //!
 //! * [`nn`]: plain-Rust inference of the comparator, move predictors and evaluation net.
 //! * [`search`]: evaluation alpha-beta, comparison alpha-beta, MCTS, policy players.

@@ -1,4 +1,4 @@
-//! `deepchess eval`: the trained networks measured on any PGN file (issue 5).
+//! `deepchess eval`: the trained networks measured on any PGN file.
 
 use std::path::PathBuf;
 

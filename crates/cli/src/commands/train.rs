@@ -1,4 +1,4 @@
-//! `deepchess train`: the four trainers (issue 5).
+//! `deepchess train`: the four trainers.
 
 use deepchess_train::run::RunArgs;
 use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
