@@ -110,6 +110,13 @@ pub struct Stage {
     pub schedule: Schedule,
 }
 
+impl Stage {
+    /// A stage of `epochs` epochs of `batch` items at `lr × decay^epoch`.
+    pub fn exponential(epochs: u32, batch: usize, lr: f64, decay: f64) -> Stage {
+        Stage { epochs, batch, schedule: Schedule::Exponential { lr, decay } }
+    }
+}
+
 /// Where an epoch is in the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EpochAt {

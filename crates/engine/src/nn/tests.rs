@@ -257,16 +257,16 @@ fn kernels_agree_with_the_portable_fallback() {
     assert_eq!(a[5], acc[5] + weight[3 * 64 + 5] + weight[700 * 64 + 5] - weight[12 * 64 + 5]);
 }
 
+/// Every tensor of `model` by name.
+fn tensors_of(model: &Model) -> std::collections::BTreeMap<String, Vec<f32>> {
+    let names = model.card.stacks.iter().flat_map(deepchess_core::StackSpec::tensors);
+    names.map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec())).collect()
+}
+
 #[test]
 fn value_net_rejects_weights_it_cannot_quantise() {
     let model = value_model(14, 32);
-    let mut tensors: std::collections::BTreeMap<String, Vec<f32>> = model
-        .card
-        .stacks
-        .iter()
-        .flat_map(deepchess_core::StackSpec::tensors)
-        .map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec()))
-        .collect();
+    let mut tensors = tensors_of(&model);
     tensors.get_mut("out.0.weight").unwrap()[3] = 2.5;
     let bad = Model::new(model.card.clone(), tensors.clone()).unwrap();
     let err = ValueNet::from_model(&bad).unwrap_err().to_string();
@@ -276,13 +276,7 @@ fn value_net_rejects_weights_it_cannot_quantise() {
     assert!(err.contains("NaN"), "{err}");
     let mut card = model.card.clone();
     card.output = serde_json::json!({});
-    let tensors = model
-        .card
-        .stacks
-        .iter()
-        .flat_map(deepchess_core::StackSpec::tensors)
-        .map(|(n, _)| (n.clone(), model.tensor(&n).unwrap().to_vec()))
-        .collect();
+    let tensors = tensors_of(&model);
     let err = ValueNet::from_model(&Model::new(card, tensors).unwrap()).unwrap_err().to_string();
     assert!(err.contains("centipawns_per_unit"), "{err}");
 }

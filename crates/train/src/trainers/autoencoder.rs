@@ -20,8 +20,7 @@ use crate::nn::loss::mse;
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer,
-    Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation, step,
 };
 
 /// Output activation of the decoder.
@@ -197,8 +196,7 @@ impl Trainer for AutoencoderTrainer {
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        let stage =
-            |epochs| Stage { epochs, batch: o.batch, schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay } };
+        let stage = |epochs| Stage::exponential(epochs, o.batch, o.lr, o.lr_decay);
         (0..self.layers()).map(|_| stage(o.pretrain_epochs)).chain([stage(o.epochs)]).collect()
     }
 

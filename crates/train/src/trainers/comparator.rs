@@ -20,8 +20,7 @@ use crate::nn::loss::{cross_entropy, cross_entropy_values};
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Tally, Trainer,
-    Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation, step,
 };
 use crate::trainers::autoencoder;
 
@@ -380,11 +379,7 @@ impl Trainer for ComparatorTrainer {
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        vec![Stage {
-            epochs: o.epochs,
-            batch: o.batch,
-            schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay },
-        }]
+        vec![Stage::exponential(o.epochs, o.batch, o.lr, o.lr_decay)]
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {

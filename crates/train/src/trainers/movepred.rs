@@ -17,7 +17,7 @@ use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
 use crate::nn::params::Params;
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Schedule, Score, Stage, Trainer, Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Trainer, Validation, step,
 };
 
 /// Stack names: the piece net, then the square nets in piece order P N B R Q K.
@@ -259,11 +259,7 @@ impl Trainer for MovepredTrainer {
 
     fn stages(&self) -> Vec<Stage> {
         let o = &self.options;
-        vec![Stage {
-            epochs: o.epochs,
-            batch: o.batch,
-            schedule: Schedule::Exponential { lr: o.lr, decay: o.lr_decay },
-        }]
+        vec![Stage::exponential(o.epochs, o.batch, o.lr, o.lr_decay)]
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
