@@ -14,14 +14,19 @@ use shakmaty::{Color, Position};
 use crate::data::DataFile;
 use crate::nn::perspective::{PerspectiveBatch, side_to_move_view};
 
+/// Default of `--min-ply`.
+pub const DEFAULT_MIN_PLY: u16 = 16;
+/// Default of `--max-score` (centipawns).
+pub const DEFAULT_MAX_SCORE: i16 = 3000;
+
 /// Which records become training positions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 pub struct PositionFilters {
     /// Skip positions before this ply (opening-book moves carry no search score anyway).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = DEFAULT_MIN_PLY)]
     pub min_ply: u16,
     /// Skip positions whose score is beyond ±this many centipawns (mates included).
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = DEFAULT_MAX_SCORE)]
     pub max_score: i16,
     /// Keep positions whose played move is a capture or a promotion (skipped by default:
     /// their static score is not what the search saw).
@@ -34,7 +39,12 @@ pub struct PositionFilters {
 
 impl Default for PositionFilters {
     fn default() -> Self {
-        PositionFilters { min_ply: 16, max_score: 3000, keep_noisy: false, keep_in_check: false }
+        PositionFilters {
+            min_ply: DEFAULT_MIN_PLY,
+            max_score: DEFAULT_MAX_SCORE,
+            keep_noisy: false,
+            keep_in_check: false,
+        }
     }
 }
 
