@@ -116,7 +116,31 @@ fn convert(record: &Record, filters: &PositionFilters) -> anyhow::Result<Result<
     Ok(Ok((side_to_move_view(pieces, turn), score, result)))
 }
 
+impl std::ops::AddAssign for FilterCounts {
+    fn add_assign(&mut self, other: FilterCounts) {
+        self.records += other.records;
+        self.kept += other.kept;
+        self.no_score += other.no_score;
+        self.early += other.early;
+        self.extreme_score += other.extreme_score;
+        self.noisy += other.noisy;
+        self.in_check += other.in_check;
+    }
+}
+
 impl EvalPositions {
+    /// Moves the positions of `other` after these.
+    pub fn append(&mut self, other: EvalPositions) {
+        let base = self.features.len();
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.offsets.extend(other.offsets.iter().skip(1).map(|o| base + o));
+        self.features.extend(other.features);
+        self.scores.extend(other.scores);
+        self.results.extend(other.results);
+    }
+
     /// Reads every record of `file` and keeps those that pass `filters`.
     pub fn load(file: &DataFile, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
         let converted: Vec<Result<Kept, Skip>> = (0..file.len())
@@ -229,6 +253,19 @@ mod tests {
             p.results.push(result);
         }
         p
+    }
+
+    #[test]
+    fn appended_positions_keep_their_features_scores_and_results() {
+        let mut all = EvalPositions::default();
+        all.append(positions(&[(10, 1), (-20, 0)]));
+        let mut more = positions(&[(30, -1)]);
+        more.features[0] = 7;
+        all.append(more);
+        assert_eq!(all.len(), 3);
+        assert_eq!((0..3).map(|i| all.score_and_result(i)).collect::<Vec<_>>(), [(10, 1), (-20, 0), (30, -1)]);
+        assert_eq!(all.offsets, [0, 1, 2, 3]);
+        assert_eq!(all.features, [4, 4, 7]);
     }
 
     #[test]

@@ -63,6 +63,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         width: 32,
         positions_per_epoch: None,
         seed: 5,
+        extra_data: Vec::new(),
         // the synthetic games are mostly captures from the first ply on
         filters: deepchess_train::eval_positions::PositionFilters {
             min_ply: 0,
@@ -103,6 +104,20 @@ fn value_net_learns_material_and_round_trips_bit_for_bit() {
     assert!((0.0..=1.0).contains(&r.pair_accuracy) && r.scores.loss.is_finite());
     let err = eval::movepred(&data, &back, DeviceChoice::Cpu).unwrap_err().to_string();
     assert!(err.contains("expected a movepred model, got a value model"), "{err}");
+}
+
+#[test]
+fn extra_data_joins_the_positions_of_data() {
+    let (dir, data) = dataset();
+    let kept = |model: &Model, split: &str| model.card.metrics["filters"][split]["kept"].as_u64().unwrap();
+    let one = value::train(&args(&data, dir.path().join("one")), &value_options(1)).unwrap();
+    let both = value::ValueOptions { extra_data: vec![data.clone()], ..value_options(1) };
+    let two = value::train(&args(&data, dir.path().join("two")), &both).unwrap();
+    assert_eq!(kept(&two, "train"), 2 * kept(&one, "train"));
+    assert_eq!(kept(&two, "validation"), 2 * kept(&one, "validation"));
+    let missing = value::ValueOptions { extra_data: vec![dir.path().join("nowhere")], ..value_options(1) };
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("three")), &missing).unwrap_err());
+    assert!(err.contains("nowhere"), "{err}");
 }
 
 #[test]

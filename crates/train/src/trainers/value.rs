@@ -7,7 +7,7 @@
 //! output weights clipped to what the engine's 16-bit quantisation holds. The model of the
 //! last epoch is written (nets are chosen by games, not by validation loss).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use burn::tensor::Device;
@@ -67,6 +67,12 @@ pub struct ValueOptions {
     /// Seed of initialisation and shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Further dataset directories (`deepchess datagen` or `prepare` output) whose positions
+    /// join those of `--data`, split for split; repeat the option for several (self-play
+    /// generations next to the TCEC games).
+    #[arg(long = "extra-data", value_name = "DIR")]
+    #[serde(default)]
+    pub extra_data: Vec<PathBuf>,
     /// Which positions are used.
     #[command(flatten)]
     #[serde(flatten)]
@@ -180,6 +186,22 @@ pub fn material_probes(params: &Params, scale: f64) -> Vec<(String, f64)> {
 
 /// Opens and filters the positions of one split of the dataset in `dir`, saying what the
 /// filters kept.
+/// The positions of `split` in every directory of `dirs`, filtered, in the order given.
+pub fn load_all(
+    dirs: &[&Path],
+    split: Split,
+    filters: &PositionFilters,
+) -> anyhow::Result<(EvalPositions, FilterCounts)> {
+    let mut all = (EvalPositions::default(), FilterCounts::default());
+    for dir in dirs {
+        let (positions, counts) = load(dir, split, filters)?;
+        all.0.append(positions);
+        all.1 += counts;
+    }
+    Ok(all)
+}
+
+/// The positions of `split` in the dataset directory `dir` that pass `filters`.
 pub fn load(dir: &Path, split: Split, filters: &PositionFilters) -> anyhow::Result<(EvalPositions, FilterCounts)> {
     let file = DataFile::open(dir, Content::Moves, split)?;
     let (positions, counts) = EvalPositions::load(&file, filters)?;
@@ -215,8 +237,9 @@ impl ValueTrainer {
     /// (unless `--scale` gives it).
     pub fn new(data: &Path, options: &ValueOptions) -> anyhow::Result<ValueTrainer> {
         options.check()?;
-        let (train, train_counts) = load(data, Split::Train, &options.filters)?;
-        let (validation, validation_counts) = load(data, Split::Validation, &options.filters)?;
+        let dirs: Vec<&Path> = std::iter::once(data).chain(options.extra_data.iter().map(PathBuf::as_path)).collect();
+        let (train, train_counts) = load_all(&dirs, Split::Train, &options.filters)?;
+        let (validation, validation_counts) = load_all(&dirs, Split::Validation, &options.filters)?;
         anyhow::ensure!(
             !train.is_empty(),
             "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
