@@ -113,10 +113,14 @@ impl Engine {
         option.apply(self, value)
     }
 
-    /// New, empty tables of `megabytes` MB each (the `Hash` option).
-    fn resize_tables(&mut self, megabytes: usize) {
-        self.tt = Table::new(megabytes);
-        self.compare_table = CompareTable::new(megabytes);
+    /// New, empty tables of `megabytes` MB each (the `Hash` option); when the memory cannot
+    /// be had, an error says so and the previous tables stay.
+    fn resize_tables(&mut self, megabytes: usize) -> Result<(), String> {
+        let refused = |_| format!("cannot allocate two tables of {megabytes} MB; the previous tables are kept");
+        let tt = Table::try_new(megabytes).map_err(refused)?;
+        let compare_table = CompareTable::try_new(megabytes).map_err(refused)?;
+        (self.tt, self.compare_table) = (tt, compare_table);
+        Ok(())
     }
 
     /// Searches the game's position; `None` when it has no legal move.

@@ -21,6 +21,10 @@ pub struct Effect<T>(fn(&mut Engine, T));
 /// wrong with it (the error is prefixed with the option's name).
 pub struct TextEffect(fn(&mut Engine, &str) -> Result<(), String>);
 
+/// What a spin option does to the engine, given a value in range: it may still refuse it
+/// (a table too large to allocate) and say why; a refused value changes nothing.
+pub struct SpinEffect(fn(&mut Engine, i64) -> Result<(), String>);
+
 /// An option's UCI type, with its default, its allowed values and its effect.
 pub enum OptionType {
     /// On or off: `true` or `false` (any case).
@@ -38,8 +42,8 @@ pub enum OptionType {
         min: i64,
         /// Largest value.
         max: i64,
-        /// Effect.
-        effect: Effect<i64>,
+        /// Effect; it may still refuse a value in range (a table too large to allocate).
+        effect: SpinEffect,
     },
     /// One of a list (any case); the effect gets the index of the choice.
     Combo {
@@ -97,9 +101,9 @@ const fn spin(
     name: &'static str,
     (default, min, max): (i64, i64, i64),
     doc: &'static str,
-    effect: fn(&mut Engine, i64),
+    effect: fn(&mut Engine, i64) -> Result<(), String>,
 ) -> UciOption {
-    UciOption { name, aliases: &[], doc, kind: OptionType::Spin { default, min, max, effect: Effect(effect) } }
+    UciOption { name, aliases: &[], doc, kind: OptionType::Spin { default, min, max, effect: SpinEffect(effect) } }
 }
 
 const fn combo(
@@ -150,7 +154,10 @@ pub static OPTIONS: &[UciOption] = &[
         "OrderingDepth",
         (DEFAULT_PREDICTOR_DEPTH as i64, 1, 64),
         "the move predictors order moves only at nodes with at least this remaining depth",
-        |e, depth| e.settings.eval.predictor_depth = depth as i32,
+        |e, depth| {
+            e.settings.eval.predictor_depth = depth as i32;
+            Ok(())
+        },
     ),
     combo(
         "MctsLeaf",
@@ -189,7 +196,8 @@ pub static OPTIONS: &[UciOption] = &[
         |e, megabytes| e.resize_tables(megabytes as usize),
     ),
     spin("Threads", (1, 1, 256), "threads of the evaluation search (Lazy SMP)", |e, threads| {
-        e.settings.threads = threads as usize
+        e.settings.threads = threads as usize;
+        Ok(())
     }),
     text(
         "Models",
@@ -208,7 +216,10 @@ pub static OPTIONS: &[UciOption] = &[
             "Move Overhead",
             (10, 0, 10_000),
             "time in ms kept in hand per move for communication delays",
-            |e, ms| e.settings.move_overhead = Duration::from_millis(ms as u64),
+            |e, ms| {
+                e.settings.move_overhead = Duration::from_millis(ms as u64);
+                Ok(())
+            },
         )
     },
 ];
@@ -271,6 +282,7 @@ impl UciOption {
             OptionType::Check { effect, .. } => (effect.0)(engine, parse_check(value).ok_or_else(refused)?),
             OptionType::Spin { min, max, effect, .. } => {
                 (effect.0)(engine, parse_spin(value, *min, *max).ok_or_else(refused)?)
+                    .map_err(|error| format!("option {}: {error}", self.name))?
             }
             OptionType::Combo { choices, effect, .. } => {
                 (effect.0)(engine, parse_combo(value, choices).ok_or_else(refused)?)
@@ -440,6 +452,11 @@ mod tests {
         assert_eq!(format!("{:?}", engine.compare_table), format!("{:?}", CompareTable::new(1)));
         assert!(engine.set_option("Hash", "0").is_err());
         assert_eq!(format!("{:?}", engine.tt), format!("{:?}", Table::new(1)), "a refused size keeps the table");
+        // Memory that cannot be had is an error, not an abort, and the tables stay.
+        let error = engine.resize_tables(usize::MAX).unwrap_err();
+        assert!(error.contains("cannot allocate") && error.contains("previous tables are kept"), "{error}");
+        assert_eq!(format!("{:?}", engine.tt), format!("{:?}", Table::new(1)));
+        assert_eq!(format!("{:?}", engine.compare_table), format!("{:?}", CompareTable::new(1)));
     }
 
     #[test]

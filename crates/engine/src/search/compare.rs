@@ -81,8 +81,20 @@ impl std::fmt::Debug for CompareTable {
 
 impl CompareTable {
     /// A table of about `megabytes` MB (an entry with two leaves takes about 8 KB).
+    ///
+    /// # Panics
+    /// When the memory cannot be allocated; [`CompareTable::try_new`] reports that instead.
     pub fn new(megabytes: usize) -> CompareTable {
-        CompareTable { slots: vec![None; (megabytes << 20) / 8192 + 1] }
+        CompareTable::try_new(megabytes).expect("memory for the comparison table")
+    }
+
+    /// A table of about `megabytes` MB, or an error when the memory cannot be allocated.
+    pub fn try_new(megabytes: usize) -> Result<CompareTable, std::collections::TryReserveError> {
+        let len = megabytes.saturating_mul(1 << 20) / 8192 + 1;
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(len)?;
+        slots.resize(len, None);
+        Ok(CompareTable { slots })
     }
 
     /// Forgets everything.

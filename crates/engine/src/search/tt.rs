@@ -4,6 +4,7 @@
 //! An entry is two 64-bit words, `key ^ data` and `data`; a reader accepts the entry
 //! only when the two agree, so a torn write by another thread reads as a miss.
 
+use std::collections::TryReserveError;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use shakmaty::{Chess, Move, Position, Role, Square};
@@ -47,9 +48,20 @@ impl std::fmt::Debug for Table {
 
 impl Table {
     /// A table of about `megabytes` MB (at least one entry).
+    ///
+    /// # Panics
+    /// When the memory cannot be allocated; [`Table::try_new`] reports that instead.
     pub fn new(megabytes: usize) -> Table {
-        let entries = (megabytes << 20) / 16;
-        Table { slots: (0..entries.max(1)).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect() }
+        Table::try_new(megabytes).expect("memory for the transposition table")
+    }
+
+    /// A table of about `megabytes` MB, or an error when the memory cannot be allocated.
+    pub fn try_new(megabytes: usize) -> Result<Table, TryReserveError> {
+        let entries = (megabytes.saturating_mul(1 << 20) / 16).max(1);
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(entries)?;
+        slots.extend((0..entries).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]));
+        Ok(Table { slots })
     }
 
     /// Forgets everything.
