@@ -233,6 +233,12 @@ fn malformed_input_keeps_the_engine_alive_and_correct() {
     let (best, _) = engine.go("depth 2 nodes abc searchmoves e7e5 e2e4", Duration::from_secs(30));
     assert_eq!(best, "e7e5");
     engine.ready();
+    // No usable limit for the side to move: a default time and a message, not a search until `stop`.
+    for go in ["go depth abc", "go wtime 100"] {
+        engine.send(go);
+        let lines = engine.until("bestmove", Duration::from_secs(10));
+        assert!(lines.iter().any(|l| l.contains("no limit for black to move; searching 1000 ms")), "{go}: {lines:#?}");
+    }
     // A finished game: no legal move.
     engine.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
     let (best, _) = engine.go("depth 3", Duration::from_secs(10));

@@ -259,8 +259,28 @@ fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
         }
     }
     dedup(&mut limits.search_moves);
+    let turn = shakmaty::Position::turn(position);
+    let side = usize::from(turn == shakmaty::Color::Black);
+    let bounded = limits.infinite
+        || limits.depth.is_some()
+        || limits.nodes.is_some()
+        || limits.move_time.is_some()
+        || limits.time[side].is_some();
+    // A bare `go` searches until `stop`, as in Stockfish; `go` with arguments of which none
+    // bounds this side's search (a bad number, only the opponent's clock) gets a default.
+    if !bounded && !tokens.is_empty() {
+        out.error(&format!(
+            "go {rest}: no limit for {} to move; searching {} ms",
+            turn.fold_wb("white", "black"),
+            DEFAULT_MOVE_TIME.as_millis()
+        ));
+        limits.move_time = Some(DEFAULT_MOVE_TIME);
+    }
     limits
 }
+
+/// The search time of a `go` whose arguments give no usable limit for the side to move.
+const DEFAULT_MOVE_TIME: Duration = Duration::from_millis(1000);
 
 fn dedup(moves: &mut Vec<Move>) {
     let mut seen = Vec::with_capacity(moves.len());
