@@ -229,7 +229,15 @@ fn malformed_input_keeps_the_engine_alive_and_correct() {
         let lines = engine.until("info string error", Duration::from_secs(10));
         assert!(lines.last().unwrap().len() > "info string error: ".len(), "{command}");
     }
-    // The last good position still stands: Black to move after 1. e4.
+    // A refused position is never searched: the GUI's position is unknown.
+    let (best, _) = engine.go("depth 2", Duration::from_secs(10));
+    assert_eq!(best, "0000");
+    engine.send("position startpos moves e2e4");
+    for command in ["setoption name Hash value -3", "flibbertigibbet"] {
+        engine.send(command);
+        engine.until("info string error", Duration::from_secs(10));
+    }
+    // Other errors leave the position in force: Black to move after 1. e4.
     let (best, _) = engine.go("depth 2 nodes abc searchmoves e7e5 e2e4", Duration::from_secs(30));
     assert_eq!(best, "e7e5");
     engine.ready();

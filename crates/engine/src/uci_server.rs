@@ -45,6 +45,9 @@ struct Running {
 struct Session {
     out: Output,
     game: Game,
+    /// Why the last `position` was refused: the GUI's position is then unknown and `go`
+    /// answers `bestmove 0000` until a `position` is accepted.
+    rejected: Option<String>,
     engine: Option<Engine>,
     running: Option<Running>,
 }
@@ -54,6 +57,7 @@ pub fn run(engine: Engine, input: impl BufRead, output: impl Write + Send + 'sta
     let mut session = Session {
         out: Output(Arc::new(Mutex::new(Box::new(output)))),
         game: Game::default(),
+        rejected: None,
         engine: Some(engine),
         running: None,
     };
@@ -87,6 +91,7 @@ impl Session {
                 self.finish_search(true);
                 self.engine().new_game();
                 self.game = Game::default();
+                self.rejected = None;
             }
             "setoption" => self.set_option(rest),
             "position" => self.position(rest),
@@ -150,19 +155,30 @@ impl Session {
         } else if let Some(fen) = setup.strip_prefix("fen") {
             Some(fen.trim())
         } else {
-            return self.out.error(&format!("position needs `startpos` or `fen`: `position {rest}`"));
+            return self.reject(format!("position needs `startpos` or `fen`: `position {rest}`"));
         };
         match Game::from_uci(fen, &moves) {
             Ok(game) => {
                 self.finish_search(true);
                 self.game = game;
+                self.rejected = None;
             }
-            Err(e) => self.out.error(&format!("{e}; position unchanged")),
+            Err(e) => self.reject(e.to_string()),
         }
+    }
+
+    /// Reports a refused `position`; no search runs until one is accepted.
+    fn reject(&mut self, why: String) {
+        self.out.error(&format!("{why}; `go` answers bestmove 0000 until a position is accepted"));
+        self.rejected = Some(why);
     }
 
     fn go(&mut self, rest: &str) {
         self.finish_search(true);
+        if let Some(why) = &self.rejected {
+            self.out.error(&format!("no search: the last position was refused ({why})"));
+            return self.out.line("bestmove 0000");
+        }
         let limits = parse_go(rest, self.game.position(), &self.out);
         let mut engine = self.engine.take().expect("no search is running");
         let game = self.game.clone();
