@@ -156,6 +156,9 @@ fn move_predictors_beat_chance() {
         flip: true,
         seed: 1,
     };
+    let zero = movepred::MovepredOptions { hidden: 0, ..options.clone() };
+    let err = movepred::train(&args(&data, out.clone()), &zero).unwrap_err().to_string();
+    assert!(err.contains("--hidden must be at least 1"), "{err}");
     movepred::train(&args(&data, out.clone()), &options).unwrap();
     let model = Model::load(&out, ModelKind::Movepred).unwrap();
     let metrics = &model.card.metrics["validation"];
@@ -190,6 +193,9 @@ fn autoencoder_then_comparator_learn_the_material_signal() {
         validation_positions: 500,
         seed: 2,
     };
+    let zero = autoencoder::AutoencoderOptions { hidden: vec![8, 0], ..ae.clone() };
+    let err = autoencoder::train(&args(&data, ae_out.clone()), &zero).unwrap_err().to_string();
+    assert!(err.contains("--hidden must list widths of at least 1"), "{err}");
     autoencoder::train(&args(&data, ae_out.clone()), &ae).unwrap();
     let state = Checkpoint::load(&ae_out.join(CHECKPOINT_FILE)).unwrap();
     let stages: Vec<&str> = state.history.iter().map(|r| r.stage.as_str()).collect();

@@ -164,9 +164,25 @@ pub struct AutoencoderTrainer {
     val_indices: Vec<usize>,
 }
 
+impl AutoencoderOptions {
+    /// Refuses values no run can use, naming the option.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
+        anyhow::ensure!(
+            !self.hidden.is_empty() && self.hidden.iter().all(|&w| w > 0),
+            "--hidden must list widths of at least 1, got {:?}",
+            self.hidden
+        );
+        anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
+        anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
+        Ok(())
+    }
+}
+
 impl AutoencoderTrainer {
     /// Opens the datasets of `data`.
     pub fn new(data: &Path, options: &AutoencoderOptions) -> anyhow::Result<AutoencoderTrainer> {
+        options.check()?;
         let train = DataFile::open(data, Content::Positions, Split::Train)?;
         let validation = DataFile::open(data, Content::Positions, Split::Validation)?;
         let val_indices = epoch_order(validation.len(), Some(options.validation_positions), options.seed, 0);

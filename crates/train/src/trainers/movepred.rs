@@ -56,6 +56,18 @@ pub struct MovepredOptions {
     pub seed: u64,
 }
 
+impl MovepredOptions {
+    /// Refuses values no run can use, naming the option.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
+        anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
+        anyhow::ensure!(self.hidden > 0, "--hidden must be at least 1");
+        anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
+        anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
+        Ok(())
+    }
+}
+
 /// The label of net `net` (0 = piece net, 1 + p = square net of piece p) for a move,
 /// in the colour-flipped position when `flipped` (the destination mirrored top to bottom).
 fn label(net: usize, m: MoveLabel, flipped: bool) -> usize {
@@ -232,6 +244,7 @@ pub struct MovepredTrainer {
 impl MovepredTrainer {
     /// Opens the datasets of `data`.
     pub fn new(data: &Path, options: &MovepredOptions) -> anyhow::Result<MovepredTrainer> {
+        options.check()?;
         let train = DataFile::open(data, Content::Moves, Split::Train)?;
         let validation = DataFile::open(data, Content::Moves, Split::Validation)?;
         let train_indices = net_indices(&train)?;
