@@ -94,3 +94,32 @@ fn castling_through_check_is_never_played() {
     let result = engine.go(&game, &Limits::depth(3), Arc::new(AtomicBool::new(false)), &mut |_| {}).unwrap();
     assert_ne!(result.best.castling_side(), Some(shakmaty::CastlingSide::KingSide));
 }
+
+/// Output into a pipe closed early (`deepchess analyse -v | head -2`) ends the process
+/// quietly instead of a panic on the broken pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_deepchess"))
+        .args([
+            "analyse",
+            "--fen",
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+            "--depth",
+            "8",
+            "-v",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("deepchess starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next().is_some_and(|l| l.is_ok()), "a first line");
+    drop(lines);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(output.status.code(), Some(101), "{stderr}");
+}

@@ -37,6 +37,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    restore_sigpipe();
     // Without arguments the binary is a UCI engine, as chess GUIs and OpenBench start it.
     let cli = if std::env::args_os().len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse() };
     let result = match cli.command {
@@ -70,4 +71,15 @@ fn error_chain(e: &anyhow::Error) -> String {
         }
     }
     message
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`deepchess analyse ... | head -2`)
+/// would panic; with the default action the process ends quietly, as command-line tools do.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
