@@ -37,9 +37,11 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    restore_sigpipe();
     // Without arguments the binary is a UCI engine, as chess GUIs and OpenBench start it.
     let cli = if std::env::args_os().len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse() };
+    if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_)) {
+        restore_sigpipe();
+    }
     let result = match cli.command {
         Command::Prepare(args) => commands::prepare::run(args),
         Command::Train(args) => commands::train::run(args),
@@ -75,6 +77,8 @@ fn error_chain(e: &anyhow::Error) -> String {
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`deepchess analyse ... | head -2`)
 /// would panic; with the default action the process ends quietly, as command-line tools do.
+/// Only for the commands that write nothing but their report: `match`, `sts` and the UCI
+/// server write to engines and GUIs that may die, and handle the error themselves.
 fn restore_sigpipe() {
     #[cfg(unix)]
     // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
