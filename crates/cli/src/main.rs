@@ -81,7 +81,7 @@ fn error_chain(e: &anyhow::Error) -> String {
 /// server write to engines and GUIs that may die, and handle the error themselves.
 fn restore_sigpipe() {
     #[cfg(unix)]
-    // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
+    // SAFETY: called in `main` before any other thread exists; SIG_DFL is a valid
     // disposition for SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);

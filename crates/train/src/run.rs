@@ -250,6 +250,15 @@ pub trait Trainer {
     fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card>;
 }
 
+/// Refuses the loop options no run can use (`--batch 0`, a rate that is not positive,
+/// `--positions-per-epoch 0`), naming the option; every trainer's options check calls it.
+pub fn check_loop_options(batch: usize, lr: f64, positions_per_epoch: Option<usize>) -> anyhow::Result<()> {
+    anyhow::ensure!(batch > 0, "--batch must be at least 1");
+    anyhow::ensure!(lr > 0.0 && lr.is_finite(), "--lr must be positive, got {lr}");
+    anyhow::ensure!(positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
+    Ok(())
+}
+
 /// Runs `trainer` in the run directory `args.out`: resumes from its checkpoint with
 /// `--resume` (refusing to overwrite an earlier run without `--force`), trains every
 /// stage's epochs (saving the checkpoint, metrics.csv and metrics.png after each), then

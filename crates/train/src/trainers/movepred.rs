@@ -60,11 +60,8 @@ impl MovepredOptions {
     /// Refuses values no run can use, naming the option.
     pub fn check(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
-        anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
         anyhow::ensure!(self.hidden > 0, "--hidden must be at least 1");
-        anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
-        anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
-        Ok(())
+        run::check_loop_options(self.batch, self.lr, self.positions_per_epoch)
     }
 }
 

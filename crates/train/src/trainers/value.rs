@@ -83,13 +83,11 @@ impl ValueOptions {
     /// Refuses values no run can use, naming the option.
     pub fn check(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
-        anyhow::ensure!(self.batch > 0, "--batch must be at least 1");
         anyhow::ensure!(
             self.width > 0 && self.width.is_multiple_of(16),
             "--width must be a positive multiple of 16, got {}",
             self.width
         );
-        anyhow::ensure!(self.lr > 0.0 && self.lr.is_finite(), "--lr must be positive, got {}", self.lr);
         anyhow::ensure!((0.0..=1.0).contains(&self.final_lr), "--final-lr must be in 0..=1, got {}", self.final_lr);
         anyhow::ensure!(
             (0.0..1.0).contains(&self.weight_decay),
@@ -102,8 +100,7 @@ impl ValueOptions {
             self.result_weight
         );
         anyhow::ensure!(self.scale.is_none_or(|k| k > 0.0 && k.is_finite()), "--scale must be positive");
-        anyhow::ensure!(self.positions_per_epoch != Some(0), "--positions-per-epoch must be at least 1");
-        Ok(())
+        run::check_loop_options(self.batch, self.lr, self.positions_per_epoch)
     }
 }
 
