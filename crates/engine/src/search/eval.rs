@@ -3,16 +3,20 @@
 //! transposition table (Lazy SMP over threads) and move ordering by the move predictors
 //! (transposition-table move first). Principal variation search, null move, killer and
 //! history heuristics, check extensions, aspiration windows, late move reductions and
-//! pruning, futility pruning and SEE pruning in quiescence are switchable.
+//! pruning, futility pruning and SEE pruning in quiescence, histories (capture,
+//! continuation, counter moves), reverse futility pruning, internal iterative reductions,
+//! the table in quiescence and SEE pruning in the main search are switchable; mate
+//! distance pruning is always on (it never changes a value).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
+use super::history::{HISTORY_MAX, Histories, PieceTo, PreviousMoves, is_quiet};
 use super::ordering::{Prediction, mvv_lva};
 use super::see::{piece_value, see};
-use super::tt::{Bound, Table, pack_move, unpack_move};
+use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{Game, KeyStack, key};
@@ -24,8 +28,22 @@ const POLL_INTERVAL: u64 = 256;
 
 /// Default of [`EvalOptions::predictor_depth`].
 pub const DEFAULT_PREDICTOR_DEPTH: i32 = 3;
-/// Deepest remaining depth at which reverse futility and futility pruning apply.
+/// Deepest remaining depth at which futility pruning (and its reverse) applies.
 const FUTILITY_DEPTH: i32 = 3;
+/// Deepest remaining depth at which reverse futility pruning applies.
+const RFP_DEPTH: i32 = 8;
+/// Reverse futility margin per ply of remaining depth (one ply less when improving).
+const RFP_MARGIN: i32 = 80;
+/// Shallowest remaining depth at which a node without a table move is reduced by one ply.
+const IIR_DEPTH: i32 = 4;
+/// Deepest remaining depth at which the main search prunes moves by SEE.
+const SEE_PRUNING_DEPTH: i32 = 6;
+/// SEE threshold per ply for captures in the main search, in centipawns.
+const SEE_CAPTURE_MARGIN: i32 = 90;
+/// SEE threshold per squared ply for quiet moves in the main search, in centipawns.
+const SEE_QUIET_MARGIN: i32 = 25;
+/// History sum that changes a late move reduction by one ply.
+const HISTORY_PER_PLY: i32 = 10_000;
 /// Futility margin per ply of remaining depth, in centipawns.
 const FUTILITY_MARGIN: i32 = 120;
 /// Delta pruning margin in quiescence, in centipawns.
@@ -58,6 +76,21 @@ pub struct EvalOptions {
     pub see: bool,
     /// Reverse futility and futility pruning near the leaves, delta pruning in quiescence.
     pub futility: bool,
+    /// Capture history, continuation history, counter moves and maluses for the moves
+    /// tried before a cutoff, in ordering and late move reductions (without: killers and
+    /// a butterfly history as the tie-break).
+    pub histories: bool,
+    /// Reverse futility pruning up to depth 8, with a margin that shrinks when the static
+    /// evaluation improves on the one two plies before (replaces the reverse futility
+    /// pruning of `futility`).
+    pub rfp: bool,
+    /// Internal iterative reduction: one ply less at nodes without a table move.
+    pub iir: bool,
+    /// The transposition table in quiescence, and table bounds that sharpen the static
+    /// evaluation used for pruning.
+    pub qs_tt: bool,
+    /// Captures and quiet moves that lose material by SEE pruned near the leaves.
+    pub see_pruning: bool,
     /// The move predictors order moves only at nodes with at least this remaining depth;
     /// above 1, captures and promotions also come first by MVV-LVA at every node. 1 = the
     /// predictors alone at every node.
@@ -78,11 +111,24 @@ impl EvalOptions {
         lmp: false,
         see: false,
         futility: false,
+        histories: false,
+        rfp: false,
+        iir: false,
+        qs_tt: false,
+        see_pruning: false,
         predictor_depth: 1,
     };
     /// The engine's defaults: everything but futility pruning, which cost STS points in
     /// measurements (docs/engine.md).
-    pub const DEFAULT: EvalOptions = EvalOptions { futility: false, ..EvalOptions::FULL };
+    pub const DEFAULT: EvalOptions = EvalOptions {
+        futility: false,
+        histories: false,
+        rfp: false,
+        iir: false,
+        qs_tt: false,
+        see_pruning: false,
+        ..EvalOptions::FULL
+    };
     /// Everything on.
     pub const FULL: EvalOptions = EvalOptions {
         tt: true,
@@ -96,6 +142,11 @@ impl EvalOptions {
         lmp: true,
         see: true,
         futility: true,
+        histories: true,
+        rfp: true,
+        iir: true,
+        qs_tt: true,
+        see_pruning: true,
         predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
 }
@@ -149,7 +200,13 @@ struct Searcher<'a> {
     accumulators: Vec<Accumulator>,
     scratch: Scratch,
     killers: Vec<[Option<Move>; 2]>,
-    history: Vec<i32>,
+    histories: Box<Histories>,
+    /// The move played at each ply (none for a null move), for continuation histories.
+    moved: Vec<Option<PieceTo>>,
+    /// The static evaluation at each ply (`-INFINITY` in check), for `improving`.
+    evals: Vec<i32>,
+    /// Quiet moves and captures searched so far at each ply, for history maluses.
+    tried: Vec<(Vec<Move>, Vec<Move>)>,
     pv: Vec<Vec<Move>>,
     nodes: u64,
     unflushed: u64,
@@ -180,7 +237,10 @@ impl<'a> Searcher<'a> {
             accumulators: vec![accumulator; MAX_PLY + 1],
             scratch: Scratch::default(),
             killers: vec![[None; 2]; MAX_PLY + 1],
-            history: vec![0; 12 * 64],
+            histories: Box::default(),
+            moved: vec![None; MAX_PLY + 1],
+            evals: vec![-INFINITY; MAX_PLY + 1],
+            tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
             nodes: 0,
@@ -319,9 +379,9 @@ impl<'a> Searcher<'a> {
     fn negamax(
         &mut self,
         position: &Chess,
-        depth: i32,
+        mut depth: i32,
         mut alpha: i32,
-        beta: i32,
+        mut beta: i32,
         ply: usize,
         allow_null: bool,
     ) -> i32 {
@@ -346,8 +406,17 @@ impl<'a> Searcher<'a> {
         if !root && position.halfmoves() >= 100 {
             return 0;
         }
+        if !root {
+            // Mate distance pruning: no line from here beats a mate found closer to the root.
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
         let node_key = key(position);
         let mut tt_move = None;
+        let mut tt_entry = None;
         if self.options.tt
             && let Some(entry) = self.tt.probe(node_key, ply)
         {
@@ -362,15 +431,27 @@ impl<'a> Searcher<'a> {
                     return entry.score;
                 }
             }
+            tt_entry = Some(entry);
         }
         let static_eval = if in_check { -INFINITY } else { self.evaluate(ply) };
-        if self.options.futility
-            && !pv_node
-            && !in_check
-            && depth <= FUTILITY_DEPTH
-            && beta.abs() < MATE_BOUND
-            && static_eval - FUTILITY_MARGIN * depth >= beta
-        {
+        self.evals[ply] = static_eval;
+        let improving = !in_check && (ply < 2 || self.evals[ply - 2] == -INFINITY || static_eval > self.evals[ply - 2]);
+        // The static evaluation sharpened by a table bound on the same side, for null move
+        // and futility pruning. Reverse futility keeps the static evaluation: with a
+        // shallower bound it would return that bound at every later iteration and never
+        // see the quiet mate that a sacrifice threatens.
+        let eval = match tt_entry {
+            Some(entry) if self.options.qs_tt && !in_check => sharpened(static_eval, entry),
+            _ => static_eval,
+        };
+        let rfp_depth = match (self.options.rfp, self.options.futility) {
+            (true, _) => RFP_DEPTH,
+            (false, true) => FUTILITY_DEPTH,
+            (false, false) => 0,
+        };
+        let rfp_margin =
+            if self.options.rfp { RFP_MARGIN * (depth - i32::from(improving)) } else { FUTILITY_MARGIN * depth };
+        if !pv_node && !in_check && depth <= rfp_depth && beta.abs() < MATE_BOUND && static_eval - rfp_margin >= beta {
             return static_eval;
         }
         if self.options.null_move
@@ -380,10 +461,11 @@ impl<'a> Searcher<'a> {
             && depth >= 3
             && beta.abs() < MATE_BOUND
             && has_pieces(position)
-            && static_eval >= beta
+            && eval >= beta
             && let Ok(null) = position.clone().swap_turn()
         {
             self.enter(&null, ply);
+            self.moved[ply] = None;
             let reduction = 2 + depth / 4;
             let score = -self.negamax(&null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
             self.keys.pop();
@@ -394,25 +476,34 @@ impl<'a> Searcher<'a> {
                 return if score > MATE_BOUND { beta } else { score };
             }
         }
+        if self.options.iir && depth >= IIR_DEPTH && tt_move.is_none() {
+            depth -= 1;
+        }
         let extension = i32::from(self.options.check_extensions && in_check);
-        let ordered = self.order(position, moves, tt_move, ply, depth);
+        let previous = self.previous_moves(ply);
+        let ordered = self.order(position, moves, tt_move, ply, depth, previous);
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
         let mut searched = 0;
         let mut quiets_searched = 0;
+        let (mut quiets_tried, mut captures_tried) = std::mem::take(&mut self.tried[ply]);
+        quiets_tried.clear();
+        captures_tried.clear();
         let futile = self.options.futility
             && !pv_node
             && !in_check
             && depth <= FUTILITY_DEPTH
-            && static_eval + FUTILITY_MARGIN * depth <= alpha;
+            && eval + FUTILITY_MARGIN * depth <= alpha;
+        let turn = position.turn();
         for m in ordered {
             if root && !self.search_moves.is_empty() && !self.search_moves.contains(&m) {
                 continue;
             }
             let child = played(position, m);
-            let quiet = !m.is_capture() && m.promotion().is_none();
-            let late_quiet = quiet && searched > 0 && !child.is_check() && best > -MATE_BOUND;
+            let quiet = is_quiet(&m);
+            let gives_check = child.is_check();
+            let late_quiet = quiet && searched > 0 && !gives_check && best > -MATE_BOUND;
             if late_quiet && futile {
                 continue;
             }
@@ -425,7 +516,21 @@ impl<'a> Searcher<'a> {
             {
                 continue;
             }
+            if self.options.see_pruning
+                && !root
+                && !in_check
+                && searched > 0
+                && best > -MATE_BOUND
+                && depth <= SEE_PRUNING_DEPTH
+                && (late_quiet || !quiet)
+            {
+                let threshold = if quiet { -SEE_QUIET_MARGIN * depth * depth } else { -SEE_CAPTURE_MARGIN * depth };
+                if see(position, &m) < threshold {
+                    continue;
+                }
+            }
             self.enter(&child, ply);
+            self.moved[ply] = Some(PieceTo::of(turn, &m));
             let new_depth = depth - 1 + extension;
             let reduction = if self.options.lmr
                 && late_quiet
@@ -434,7 +539,11 @@ impl<'a> Searcher<'a> {
                 && !in_check
                 && !(self.options.killers && self.killers[ply].contains(&Some(m)))
             {
-                lmr_reduction(depth, searched, pv_node).min(new_depth - 1)
+                let mut r = lmr_reduction(depth, searched, pv_node);
+                if self.options.histories {
+                    r -= self.histories.quiet(turn, &m, previous) / HISTORY_PER_PLY;
+                }
+                r.clamp(0, new_depth - 1)
             } else {
                 0
             };
@@ -443,6 +552,7 @@ impl<'a> Searcher<'a> {
             quiets_searched += usize::from(quiet);
             searched += 1;
             if self.aborted {
+                self.tried[ply] = (quiets_tried, captures_tried);
                 return 0;
             }
             if score > best {
@@ -452,12 +562,18 @@ impl<'a> Searcher<'a> {
                     alpha = score;
                     self.set_pv(ply, m);
                     if alpha >= beta {
-                        self.reward_quiet(&m, position.turn(), ply, depth);
+                        self.reward(&m, turn, ply, depth, previous, &quiets_tried, &captures_tried);
                         break;
                     }
                 }
             }
+            if quiet {
+                quiets_tried.push(m);
+            } else {
+                captures_tried.push(m);
+            }
         }
+        self.tried[ply] = (quiets_tried, captures_tried);
         if self.options.tt {
             let bound = if best <= original_alpha {
                 Bound::Upper
@@ -526,9 +642,27 @@ impl<'a> Searcher<'a> {
         if ply >= MAX_PLY - 1 {
             return self.evaluate(ply);
         }
+        let use_tt = self.options.tt && self.options.qs_tt;
+        let node_key = key(position);
+        let mut tt_entry = None;
+        if use_tt && let Some(entry) = self.tt.probe(node_key, ply) {
+            let cutoff = match entry.bound {
+                Bound::Exact => true,
+                Bound::Lower => entry.score >= beta,
+                Bound::Upper => entry.score <= alpha,
+            };
+            if cutoff {
+                return entry.score;
+            }
+            tt_entry = Some(entry);
+        }
+        let original_alpha = alpha;
         let mut best = -INFINITY;
         if !in_check {
             best = self.evaluate(ply);
+            if let Some(entry) = tt_entry {
+                best = sharpened(best, entry);
+            }
             if best >= beta {
                 return best;
             }
@@ -539,6 +673,7 @@ impl<'a> Searcher<'a> {
             }
         }
         let stand_pat = best;
+        let mut best_move = None;
         for m in moves {
             if !in_check && self.options.futility {
                 let gain = m.capture().map_or(0, piece_value)
@@ -558,6 +693,7 @@ impl<'a> Searcher<'a> {
             }
             if score > best {
                 best = score;
+                best_move = Some(m);
                 if score > alpha {
                     alpha = score;
                     self.set_pv(ply, m);
@@ -567,20 +703,44 @@ impl<'a> Searcher<'a> {
                 }
             }
         }
+        // A quiescence result never replaces an entry of the main search.
+        if use_tt && tt_entry.is_none_or(|entry| entry.depth <= 0) {
+            let bound = if best <= original_alpha {
+                Bound::Upper
+            } else if best >= beta {
+                Bound::Lower
+            } else {
+                Bound::Exact
+            };
+            self.tt.store(node_key, ply, 0, best, bound, best_move.as_ref().map_or(0, pack_move));
+        }
         best
     }
 
     /// Moves in search order: the transposition-table move, captures and promotions by
-    /// MVV-LVA (unless `predictor_depth` is 1), then (with killers) the killer moves, then
-    /// by the move predictors' joint probability (at nodes of at least `predictor_depth`)
-    /// plus history; a stable sort keeps the move generator's order among equals.
-    fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>, ply: usize, depth: i32) -> MoveList {
-        if !self.options.ordering && !self.options.killers && tt_move.is_none() {
+    /// MVV-LVA (unless `predictor_depth` is 1; with histories, capture history breaks the
+    /// ties), then (with killers) the killer moves, then (with histories) the counter move,
+    /// then by the move predictors' joint probability (at nodes of at least
+    /// `predictor_depth`) plus history (butterfly, with histories also continuation); a
+    /// stable sort keeps the move generator's order among equals.
+    fn order(
+        &mut self,
+        position: &Chess,
+        moves: MoveList,
+        tt_move: Option<Move>,
+        ply: usize,
+        depth: i32,
+        previous: PreviousMoves,
+    ) -> MoveList {
+        if !self.options.ordering && !self.options.killers && !self.options.histories && tt_move.is_none() {
             return moves;
         }
+        let turn = position.turn();
         let predict = self.options.ordering && depth >= self.options.predictor_depth;
         let mut prediction = predict
             .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
+        let counter = if self.options.histories { self.histories.counter(previous) } else { None };
+        let history_scale = 1.0 / HISTORY_MAX as f32;
         let mut keyed: Vec<(f32, Move)> = moves
             .into_iter()
             .map(|m| {
@@ -591,17 +751,24 @@ impl<'a> Searcher<'a> {
                 if let Some(p) = prediction.as_mut() {
                     k += p.joint(position, &m, &mut self.scratch);
                 }
-                if self.options.ordering
-                    && self.options.predictor_depth > 1
-                    && (m.is_capture() || m.promotion().is_some())
-                {
+                if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
                     k += 100.0 + mvv_lva(&m) as f32;
-                }
-                if self.options.killers && !m.is_capture() {
-                    if self.killers[ply].contains(&Some(m)) {
-                        k += 10.0;
+                    if self.options.histories {
+                        k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;
                     }
-                    k += self.history[history_index(position.turn(), &m)] as f32 * 1e-6;
+                }
+                if self.options.killers && !m.is_capture() && self.killers[ply].contains(&Some(m)) {
+                    k += 10.0;
+                }
+                if Some(m) == counter {
+                    k += 9.0;
+                }
+                if is_quiet(&m) {
+                    if self.options.histories {
+                        k += self.histories.quiet(turn, &m, previous) as f32 * history_scale;
+                    } else if self.options.killers {
+                        k += self.histories.butterfly(turn, &m) as f32 * history_scale;
+                    }
                 }
                 (k, m)
             })
@@ -610,17 +777,48 @@ impl<'a> Searcher<'a> {
         keyed.into_iter().map(|(_, m)| m).collect()
     }
 
-    fn reward_quiet(&mut self, m: &Move, turn: Color, ply: usize, depth: i32) {
-        if !self.options.killers || m.is_capture() {
-            return;
+    /// The moves played one and two plies before the node at `ply`.
+    fn previous_moves(&self, ply: usize) -> PreviousMoves {
+        [ply.checked_sub(1).and_then(|p| self.moved[p]), ply.checked_sub(2).and_then(|p| self.moved[p])]
+    }
+
+    /// Learns from a beta cutoff by `m`: killers, and the histories (a bonus for `m`, a
+    /// malus for the moves tried before it).
+    #[allow(clippy::too_many_arguments)]
+    fn reward(
+        &mut self,
+        m: &Move,
+        turn: Color,
+        ply: usize,
+        depth: i32,
+        previous: PreviousMoves,
+        quiets: &[Move],
+        captures: &[Move],
+    ) {
+        if self.options.killers && !m.is_capture() {
+            let killers = &mut self.killers[ply];
+            if killers[0] != Some(*m) {
+                killers[1] = killers[0];
+                killers[0] = Some(*m);
+            }
         }
-        let killers = &mut self.killers[ply];
-        if killers[0] != Some(*m) {
-            killers[1] = killers[0];
-            killers[0] = Some(*m);
+        if self.options.killers || self.options.histories {
+            self.histories.reward(turn, m, quiets, captures, previous, depth, self.options.histories);
         }
-        let slot = &mut self.history[history_index(turn, m)];
-        *slot = (*slot + depth * depth).min(1 << 20);
+    }
+}
+
+/// The static evaluation `eval` replaced by a table score that bounds it from the right
+/// side (a lower bound above it, an upper bound below it, or an exact score).
+fn sharpened(eval: i32, entry: Entry) -> i32 {
+    if entry.score.abs() >= MATE_BOUND {
+        return eval;
+    }
+    match entry.bound {
+        Bound::Exact => entry.score,
+        Bound::Lower if entry.score > eval => entry.score,
+        Bound::Upper if entry.score < eval => entry.score,
+        _ => eval,
     }
 }
 
@@ -641,10 +839,6 @@ fn lmr_reduction(depth: i32, searched: usize, pv_node: bool) -> i32 {
 /// Quiet moves searched at `depth` before late move pruning skips the rest.
 fn lmp_limit(depth: i32) -> usize {
     (3 + depth * depth) as usize
-}
-
-fn history_index(turn: Color, m: &Move) -> usize {
-    (usize::from(turn == Color::Black) * 6 + m.role() as usize - 1) * 64 + m.to() as usize
 }
 
 /// Whether the side to move has a piece other than pawns and king (null-move pruning is

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod history;
 pub mod limits;
 pub mod mcts;
 
