@@ -71,8 +71,8 @@ struct SearchBenchArgs {
     /// Search depth in plies.
     #[arg(long, default_value_t = BENCH_DEPTH)]
     depth: u32,
-    /// A switch of the evaluation search as NAME=VALUE (TT, Ordering, PVS, NullMove,
-    /// Killers, CheckExtensions, Aspiration, LMR, LMP, SEE, Futility, OrderingDepth), to
+    /// A UCI option of the engine as NAME=VALUE, such as a switch of the evaluation search
+    /// (TT, LMR, Histories, RFP, ..., OrderingDepth; docs/engine.md lists them all), to
     /// measure what each technique gains.
     #[arg(long = "option", value_name = "NAME=VALUE")]
     options: Vec<String>,

@@ -164,6 +164,12 @@ pub static OPTIONS: &[UciOption] = &[
     check("SEEPruning", false, "captures and quiet moves losing material by SEE pruned near the leaves", |e, on| {
         e.settings.eval.see_pruning = on
     }),
+    check(
+        "TimeManagement",
+        false,
+        "soft time limit scaled by best-move stability, score drops and the best move's node share",
+        |e, on| e.settings.eval.time_management = on,
+    ),
     spin(
         "OrderingDepth",
         (DEFAULT_PREDICTOR_DEPTH as i64, 1, 64),

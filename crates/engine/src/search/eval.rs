@@ -16,6 +16,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 use super::history::{HISTORY_MAX, Histories, PieceTo, PreviousMoves, is_quiet};
 use super::ordering::{Prediction, mvv_lva};
 use super::see::{piece_value, see};
+use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Networks, Scratch};
@@ -91,6 +92,9 @@ pub struct EvalOptions {
     pub qs_tt: bool,
     /// Captures and quiet moves that lose material by SEE pruned near the leaves.
     pub see_pruning: bool,
+    /// Under a clock, the soft limit scaled by the best move's stability, score drops and
+    /// the best move's share of the root's nodes ([`TimeManager`]).
+    pub time_management: bool,
     /// The move predictors order moves only at nodes with at least this remaining depth;
     /// above 1, captures and promotions also come first by MVV-LVA at every node. 1 = the
     /// predictors alone at every node.
@@ -116,6 +120,7 @@ impl EvalOptions {
         iir: false,
         qs_tt: false,
         see_pruning: false,
+        time_management: false,
         predictor_depth: 1,
     };
     /// The engine's defaults: everything but futility pruning, which cost STS points in
@@ -127,6 +132,7 @@ impl EvalOptions {
         iir: false,
         qs_tt: false,
         see_pruning: false,
+        time_management: false,
         ..EvalOptions::FULL
     };
     /// Everything on.
@@ -147,6 +153,7 @@ impl EvalOptions {
         iir: true,
         qs_tt: true,
         see_pruning: true,
+        time_management: true,
         predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
 }
@@ -207,6 +214,8 @@ struct Searcher<'a> {
     evals: Vec<i32>,
     /// Quiet moves and captures searched so far at each ply, for history maluses.
     tried: Vec<(Vec<Move>, Vec<Move>)>,
+    /// Nodes spent below each root move over all iterations.
+    root_nodes: Vec<(Move, u64)>,
     pv: Vec<Vec<Move>>,
     nodes: u64,
     unflushed: u64,
@@ -241,6 +250,7 @@ impl<'a> Searcher<'a> {
             moved: vec![None; MAX_PLY + 1],
             evals: vec![-INFINITY; MAX_PLY + 1],
             tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
+            root_nodes: Vec::new(),
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
             nodes: 0,
@@ -259,6 +269,7 @@ impl<'a> Searcher<'a> {
         let max_depth = self.control.depth.map_or(MAX_PLY as i32 - 1, |d| (d as i32).clamp(1, MAX_PLY as i32 - 1));
         let mut completed: Option<SearchResult> = None;
         let mut previous = 0;
+        let mut time_manager = TimeManager::default();
         for depth in start_depth.min(max_depth)..=max_depth {
             let score = self.aspiration(&root, depth, previous);
             if self.aborted {
@@ -277,8 +288,13 @@ impl<'a> Searcher<'a> {
                 time_ms: self.control.elapsed_ms(),
                 pv: result.pv.clone(),
             });
+            let scale = if self.options.time_management {
+                time_manager.update(result.best, score, self.root_node_share(&result.best))
+            } else {
+                1.0
+            };
             completed = Some(result);
-            if !self.control.another_iteration() {
+            if !self.control.another_iteration_scaled(scale) {
                 break;
             }
         }
@@ -288,6 +304,13 @@ impl<'a> Searcher<'a> {
             let best = self.search_moves.first().copied().unwrap_or(moves[0]);
             SearchResult { best, score: Score::Cp(0), pv: vec![best], depth: 0, nodes: self.total() }
         })
+    }
+
+    /// The share of the root's nodes spent below `best`.
+    fn root_node_share(&self, best: &Move) -> f64 {
+        let total: u64 = self.root_nodes.iter().map(|(_, n)| n).sum();
+        let best_nodes = self.root_nodes.iter().find(|(m, _)| m == best).map_or(0, |(_, n)| *n);
+        best_nodes as f64 / total.max(1) as f64
     }
 
     fn result(&self, score: i32, depth: i32) -> SearchResult {
@@ -547,8 +570,12 @@ impl<'a> Searcher<'a> {
             } else {
                 0
             };
+            let nodes_before = self.nodes;
             let score = self.search_child(&child, new_depth, reduction, alpha, beta, ply, searched == 0);
             self.keys.pop();
+            if root {
+                self.count_root_nodes(m, self.nodes - nodes_before);
+            }
             quiets_searched += usize::from(quiet);
             searched += 1;
             if self.aborted {
@@ -775,6 +802,13 @@ impl<'a> Searcher<'a> {
             .collect();
         keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
         keyed.into_iter().map(|(_, m)| m).collect()
+    }
+
+    fn count_root_nodes(&mut self, m: Move, nodes: u64) {
+        match self.root_nodes.iter_mut().find(|(root_move, _)| *root_move == m) {
+            Some((_, count)) => *count += nodes,
+            None => self.root_nodes.push((m, nodes)),
+        }
     }
 
     /// The moves played one and two plies before the node at `ply`.

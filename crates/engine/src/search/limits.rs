@@ -153,6 +153,13 @@ impl Control {
     /// clock it stops after 60% of the soft limit, since the next iteration would
     /// likely take longer than all before it; with a fixed move time it uses all of it.
     pub fn another_iteration(&self) -> bool {
+        self.another_iteration_scaled(1.0)
+    }
+
+    /// [`another_iteration`](Self::another_iteration) with the soft limit of a clock
+    /// scaled by `scale` (time management: more when the best move is unstable or the
+    /// score drops, less when one move dominates); the hard limit stays.
+    pub fn another_iteration_scaled(&self, scale: f64) -> bool {
         if self.stop.load(Ordering::Relaxed)
             || self.soft_nodes.is_some_and(|n| self.nodes_seen.load(Ordering::Relaxed) >= n)
         {
@@ -161,7 +168,7 @@ impl Control {
         match self.soft {
             None => true,
             Some(soft) if Some(soft) == self.hard => self.start.elapsed() < soft,
-            Some(soft) => self.start.elapsed() < soft * 3 / 5,
+            Some(soft) => self.start.elapsed() < soft.mul_f64(0.6 * scale),
         }
     }
 
@@ -213,5 +220,15 @@ mod tests {
         assert!(control.must_stop(4000));
         let plain = Control::new(&limits, Color::White, Duration::ZERO, Arc::default());
         assert!(!plain.must_stop(3999) && plain.another_iteration());
+    }
+
+    #[test]
+    fn a_scaled_soft_limit_moves_the_end_of_iterations() {
+        let limits = Limits { time: [Some(Duration::from_secs(30)), None], ..Limits::default() };
+        let control = Control::new(&limits, Color::White, Duration::ZERO, Arc::default());
+        // The soft limit is one second; 60% of it has not passed at once, nor with a tenth.
+        assert!(control.another_iteration() && control.another_iteration_scaled(0.1));
+        std::thread::sleep(Duration::from_millis(120));
+        assert!(!control.another_iteration_scaled(0.1) && control.another_iteration_scaled(2.0));
     }
 }

@@ -10,6 +10,7 @@ pub mod mcts;
 pub mod ordering;
 pub mod policy;
 pub mod see;
+pub mod time_manager;
 
 pub mod tt;
 
