@@ -309,7 +309,8 @@ fn an_engine_that_cannot_start_aborts_the_match() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "at once");
 
     let silent = format!("name=Silent,cmd=\"{}\"", fake_engine("silent", ""));
-    let out = deepchess(&["match", "--engine", &good, "--engine", &silent, "--nodes", "1", "--hang-timeout-s", "1"]);
+    // Long enough for the good engine (a Python script) to start on a loaded machine.
+    let out = deepchess(&["match", "--engine", &good, "--engine", &silent, "--nodes", "1", "--hang-timeout-s", "5"]);
     let stderr = texts(&out).1;
     assert!(!out.status.success() && stderr.contains("engine Silent did not answer to `uci` (handshake)"), "{stderr}");
     assert!(stderr.contains("fake_uci_engine.py silent"), "the command is named:\n{stderr}");

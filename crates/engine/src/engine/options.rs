@@ -152,16 +152,16 @@ pub static OPTIONS: &[UciOption] = &[
     check("Futility", false, "futility, reverse futility and delta pruning", |e, on| e.settings.eval.futility = on),
     check(
         "Histories",
-        false,
+        true,
         "capture and continuation histories, counter moves, maluses, history-adjusted reductions",
         |e, on| e.settings.eval.histories = on,
     ),
-    check("RFP", false, "reverse futility pruning with an improving term", |e, on| e.settings.eval.rfp = on),
-    check("IIR", false, "internal iterative reduction at nodes without a table move", |e, on| e.settings.eval.iir = on),
-    check("QuiescenceTT", false, "transposition table in quiescence, table bounds sharpen the static eval", |e, on| {
+    check("RFP", true, "reverse futility pruning with an improving term", |e, on| e.settings.eval.rfp = on),
+    check("IIR", true, "internal iterative reduction at nodes without a table move", |e, on| e.settings.eval.iir = on),
+    check("QuiescenceTT", true, "transposition table in quiescence, table bounds sharpen the static eval", |e, on| {
         e.settings.eval.qs_tt = on
     }),
-    check("SEEPruning", false, "captures and quiet moves losing material by SEE pruned near the leaves", |e, on| {
+    check("SEEPruning", true, "captures and quiet moves losing material by SEE pruned near the leaves", |e, on| {
         e.settings.eval.see_pruning = on
     }),
     check(

@@ -6,7 +6,8 @@
 //! pruning, futility pruning and SEE pruning in quiescence, histories (capture,
 //! continuation, counter moves), reverse futility pruning, internal iterative reductions,
 //! the table in quiescence and SEE pruning in the main search are switchable; mate
-//! distance pruning is always on (it never changes a value).
+//! distance pruning is always on (it never changes a value). The defaults are chosen by
+//! SPRT (docs/engine.md).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -123,18 +124,10 @@ impl EvalOptions {
         time_management: false,
         predictor_depth: 1,
     };
-    /// The engine's defaults: everything but futility pruning, which cost STS points in
-    /// measurements (docs/engine.md).
-    pub const DEFAULT: EvalOptions = EvalOptions {
-        futility: false,
-        histories: false,
-        rfp: false,
-        iir: false,
-        qs_tt: false,
-        see_pruning: false,
-        time_management: false,
-        ..EvalOptions::FULL
-    };
+    /// The engine's defaults, as games chose them (docs/engine.md): everything but
+    /// futility pruning (it cost STS points; reverse futility pruning comes from `rfp`)
+    /// and time management (not yet tested at a time control).
+    pub const DEFAULT: EvalOptions = EvalOptions { futility: false, time_management: false, ..EvalOptions::FULL };
     /// Everything on.
     pub const FULL: EvalOptions = EvalOptions {
         tt: true,
@@ -483,7 +476,7 @@ impl<'a> Searcher<'a> {
             && !in_check
             && depth >= 3
             && beta.abs() < MATE_BOUND
-            && has_pieces(position)
+            && null_move_safe(position)
             && eval >= beta
             && let Ok(null) = position.clone().swap_turn()
         {
@@ -875,12 +868,14 @@ fn lmp_limit(depth: i32) -> usize {
     (3 + depth * depth) as usize
 }
 
-/// Whether the side to move has a piece other than pawns and king (null-move pruning is
-/// unsound in pawn endings because of zugzwang).
-fn has_pieces(position: &Chess) -> bool {
+/// Whether the side to move has a rook, a queen or two minor pieces: null-move pruning
+/// assumes that passing is never better than the best move, which zugzwang breaks in pawn
+/// endings and with a lone minor piece (`mate_in_two_is_found`: after 1. Ra6 Black's every
+/// move loses to mate, but passing does not).
+fn null_move_safe(position: &Chess) -> bool {
     let board = position.board();
     let own = board.by_color(position.turn());
-    !(own & !board.pawns() & !board.kings()).is_empty()
+    (own & (board.rooks() | board.queens())).any() || (own & (board.knights() | board.bishops())).count() >= 2
 }
 
 #[cfg(test)]
