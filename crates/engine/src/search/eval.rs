@@ -437,15 +437,8 @@ impl<'a> Searcher<'a> {
             && let Some(entry) = self.tt.probe(node_key, ply)
         {
             tt_move = unpack_move(position, entry.packed_move);
-            if !root && entry.depth >= depth {
-                let cutoff = match entry.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => entry.score >= beta,
-                    Bound::Upper => entry.score <= alpha,
-                };
-                if cutoff {
-                    return entry.score;
-                }
+            if !root && entry.depth >= depth && entry.cuts_off(alpha, beta) {
+                return entry.score;
             }
             tt_entry = Some(entry);
         }
@@ -595,13 +588,7 @@ impl<'a> Searcher<'a> {
         }
         self.tried[ply] = (quiets_tried, captures_tried);
         if self.options.tt {
-            let bound = if best <= original_alpha {
-                Bound::Upper
-            } else if best >= beta {
-                Bound::Lower
-            } else {
-                Bound::Exact
-            };
+            let bound = Bound::of(best, original_alpha, beta);
             self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move));
         }
         best
@@ -666,12 +653,7 @@ impl<'a> Searcher<'a> {
         let node_key = key(position);
         let mut tt_entry = None;
         if use_tt && let Some(entry) = self.tt.probe(node_key, ply) {
-            let cutoff = match entry.bound {
-                Bound::Exact => true,
-                Bound::Lower => entry.score >= beta,
-                Bound::Upper => entry.score <= alpha,
-            };
-            if cutoff {
+            if entry.cuts_off(alpha, beta) {
                 return entry.score;
             }
             tt_entry = Some(entry);
@@ -725,13 +707,7 @@ impl<'a> Searcher<'a> {
         }
         // A quiescence result never replaces an entry of the main search.
         if use_tt && tt_entry.is_none_or(|entry| entry.depth <= 0) {
-            let bound = if best <= original_alpha {
-                Bound::Upper
-            } else if best >= beta {
-                Bound::Lower
-            } else {
-                Bound::Exact
-            };
+            let bound = Bound::of(best, original_alpha, beta);
             self.tt.store(node_key, ply, 0, best, bound, best_move.as_ref().map_or(0, pack_move));
         }
         best

@@ -22,6 +22,20 @@ pub enum Bound {
     Upper,
 }
 
+impl Bound {
+    /// The bound that a fail-soft search result `best` is for the window
+    /// `(alpha, beta)`, where `alpha` is the window's lower end on entry.
+    pub fn of(best: i32, alpha: i32, beta: i32) -> Bound {
+        if best <= alpha {
+            Bound::Upper
+        } else if best >= beta {
+            Bound::Lower
+        } else {
+            Bound::Exact
+        }
+    }
+}
+
 /// A decoded entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -33,6 +47,17 @@ pub struct Entry {
     pub depth: i32,
     /// Bound type.
     pub bound: Bound,
+}
+
+impl Entry {
+    /// Whether the entry's score settles a search of the window `(alpha, beta)`.
+    pub fn cuts_off(&self, alpha: i32, beta: i32) -> bool {
+        match self.bound {
+            Bound::Exact => true,
+            Bound::Lower => self.score >= beta,
+            Bound::Upper => self.score <= alpha,
+        }
+    }
 }
 
 /// The shared table.
