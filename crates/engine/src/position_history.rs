@@ -120,6 +120,12 @@ impl KeyStack {
         self.keys.push(key);
     }
 
+    /// The key of the last position entered.
+    #[inline]
+    pub fn current(&self) -> Option<u64> {
+        self.keys.last().copied()
+    }
+
     /// Leaves the last position entered.
     #[inline]
     pub fn pop(&mut self) {

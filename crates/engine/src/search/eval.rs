@@ -207,6 +207,8 @@ struct Searcher<'a> {
     evals: Vec<i32>,
     /// Quiet moves and captures searched so far at each ply, for history maluses.
     tried: Vec<(Vec<Move>, Vec<Move>)>,
+    /// The moves of each ply with their ordering keys (buffers reused node after node).
+    ordered: Vec<OrderedMoves>,
     /// Nodes spent below each root move over all iterations.
     root_nodes: Vec<(Move, u64)>,
     pv: Vec<Vec<Move>>,
@@ -243,6 +245,7 @@ impl<'a> Searcher<'a> {
             moved: vec![None; MAX_PLY + 1],
             evals: vec![-INFINITY; MAX_PLY + 1],
             tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
+            ordered: (0..=MAX_PLY).map(|_| OrderedMoves::default()).collect(),
             root_nodes: Vec::new(),
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
@@ -365,6 +368,14 @@ impl<'a> Searcher<'a> {
         }
     }
 
+    /// The key of `position`, the last one entered (pushed by [`Searcher::enter`] or, at
+    /// the root, by [`Searcher::iterate`]).
+    fn node_key(&self, position: &Chess) -> u64 {
+        let current = self.keys.current();
+        debug_assert_eq!(current, Some(key(position)));
+        current.unwrap_or_else(|| key(position))
+    }
+
     /// Static evaluation at `ply` from the side to move's view, in centipawns.
     fn evaluate(&self, ply: usize) -> i32 {
         self.networks.value.centipawns(&self.accumulators[ply]).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
@@ -415,11 +426,8 @@ impl<'a> Searcher<'a> {
             return 0;
         }
         let in_check = position.is_check();
-        let moves = position.legal_moves();
-        if moves.is_empty() {
-            return if in_check { -MATE + ply as i32 } else { 0 };
-        }
-        if !root && position.halfmoves() >= 100 {
+        // Fifty moves draw, unless the last move mated (seen once the moves are generated).
+        if !root && !in_check && position.halfmoves() >= 100 {
             return 0;
         }
         if !root {
@@ -430,7 +438,7 @@ impl<'a> Searcher<'a> {
                 return alpha;
             }
         }
-        let node_key = key(position);
+        let node_key = self.node_key(position);
         let mut tt_move = None;
         let mut tt_entry = None;
         if self.options.tt
@@ -488,9 +496,19 @@ impl<'a> Searcher<'a> {
         if self.options.iir && depth >= IIR_DEPTH && tt_move.is_none() {
             depth -= 1;
         }
+        // Moves are generated only now: the table, reverse futility and null move cut
+        // most nodes before (a stalemate they cut is scored as they see it).
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        if !root && position.halfmoves() >= 100 {
+            return 0;
+        }
         let extension = i32::from(self.options.check_extensions && in_check);
         let previous = self.previous_moves(ply);
-        let ordered = self.order(position, moves, tt_move, ply, depth, previous);
+        let mut ordered = std::mem::take(&mut self.ordered[ply]);
+        self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
         let original_alpha = alpha;
         let mut best = -INFINITY;
         let mut best_move = None;
@@ -505,7 +523,7 @@ impl<'a> Searcher<'a> {
             && depth <= FUTILITY_DEPTH
             && eval + FUTILITY_MARGIN * depth <= alpha;
         let turn = position.turn();
-        for m in ordered {
+        while let Some(m) = ordered.next_best() {
             if root && !self.search_moves.is_empty() && !self.search_moves.contains(&m) {
                 continue;
             }
@@ -566,6 +584,7 @@ impl<'a> Searcher<'a> {
             searched += 1;
             if self.aborted {
                 self.tried[ply] = (quiets_tried, captures_tried);
+                self.ordered[ply] = ordered;
                 return 0;
             }
             if score > best {
@@ -587,6 +606,7 @@ impl<'a> Searcher<'a> {
             }
         }
         self.tried[ply] = (quiets_tried, captures_tried);
+        self.ordered[ply] = ordered;
         if self.options.tt {
             let bound = Bound::of(best, original_alpha, beta);
             self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move));
@@ -639,9 +659,12 @@ impl<'a> Searcher<'a> {
             return 0;
         }
         let in_check = position.is_check();
-        let mut moves = position.legal_moves();
-        if moves.is_empty() {
-            return if in_check { -MATE + ply as i32 } else { 0 };
+        // In check, every evasion is searched and a mate is seen; otherwise moves are
+        // generated after standing pat, which cuts most nodes before (a stalemate it cuts
+        // is scored as the static evaluation).
+        let mut moves = if in_check { position.legal_moves() } else { MoveList::new() };
+        if in_check && moves.is_empty() {
+            return -MATE + ply as i32;
         }
         if position.halfmoves() >= 100 {
             return 0;
@@ -650,7 +673,7 @@ impl<'a> Searcher<'a> {
             return self.evaluate(ply);
         }
         let use_tt = self.options.tt && self.options.qs_tt;
-        let node_key = key(position);
+        let node_key = self.node_key(position);
         let mut tt_entry = None;
         if use_tt && let Some(entry) = self.tt.probe(node_key, ply) {
             if entry.cuts_off(alpha, beta) {
@@ -669,6 +692,10 @@ impl<'a> Searcher<'a> {
                 return best;
             }
             alpha = alpha.max(best);
+            moves = position.legal_moves();
+            if moves.is_empty() {
+                return 0;
+            }
             moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
             if self.options.ordering {
                 moves.sort_by_key(|m| -mvv_lva(m));
@@ -718,18 +745,23 @@ impl<'a> Searcher<'a> {
     /// ties), then (with killers) the killer moves, then (with histories) the counter move,
     /// then by the move predictors' joint probability (at nodes of at least
     /// `predictor_depth`) plus history (butterfly, with histories also continuation); a
-    /// stable sort keeps the move generator's order among equals.
+    /// stable order keeps the move generator's order among equals. The moves are picked
+    /// lazily ([`OrderedMoves::next_best`]): most nodes cut off after one or two.
+    #[allow(clippy::too_many_arguments)]
     fn order(
         &mut self,
         position: &Chess,
-        moves: MoveList,
+        moves: &MoveList,
         tt_move: Option<Move>,
         ply: usize,
         depth: i32,
         previous: PreviousMoves,
-    ) -> MoveList {
+        ordered: &mut OrderedMoves,
+    ) {
+        ordered.clear();
         if !self.options.ordering && !self.options.killers && !self.options.histories && tt_move.is_none() {
-            return moves;
+            ordered.extend(moves.iter().map(|&m| (0.0, m)));
+            return;
         }
         let turn = position.turn();
         let predict = self.options.ordering && depth >= self.options.predictor_depth;
@@ -737,40 +769,35 @@ impl<'a> Searcher<'a> {
             .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
         let counter = if self.options.histories { self.histories.counter(previous) } else { None };
         let history_scale = 1.0 / HISTORY_MAX as f32;
-        let mut keyed: Vec<(f32, Move)> = moves
-            .into_iter()
-            .map(|m| {
-                let mut k = 0.0;
-                if Some(m) == tt_move {
-                    k += 1e9;
+        ordered.extend(moves.iter().map(|&m| {
+            let mut k = 0.0;
+            if Some(m) == tt_move {
+                k += 1e9;
+            }
+            if let Some(p) = prediction.as_mut() {
+                k += p.joint(position, &m, &mut self.scratch);
+            }
+            if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
+                k += 100.0 + mvv_lva(&m) as f32;
+                if self.options.histories {
+                    k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;
                 }
-                if let Some(p) = prediction.as_mut() {
-                    k += p.joint(position, &m, &mut self.scratch);
+            }
+            if self.options.killers && !m.is_capture() && self.killers[ply].contains(&Some(m)) {
+                k += 10.0;
+            }
+            if Some(m) == counter {
+                k += 9.0;
+            }
+            if is_quiet(&m) {
+                if self.options.histories {
+                    k += self.histories.quiet(turn, &m, previous) as f32 * history_scale;
+                } else if self.options.killers {
+                    k += self.histories.butterfly(turn, &m) as f32 * history_scale;
                 }
-                if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
-                    k += 100.0 + mvv_lva(&m) as f32;
-                    if self.options.histories {
-                        k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;
-                    }
-                }
-                if self.options.killers && !m.is_capture() && self.killers[ply].contains(&Some(m)) {
-                    k += 10.0;
-                }
-                if Some(m) == counter {
-                    k += 9.0;
-                }
-                if is_quiet(&m) {
-                    if self.options.histories {
-                        k += self.histories.quiet(turn, &m, previous) as f32 * history_scale;
-                    } else if self.options.killers {
-                        k += self.histories.butterfly(turn, &m) as f32 * history_scale;
-                    }
-                }
-                (k, m)
-            })
-            .collect();
-        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
-        keyed.into_iter().map(|(_, m)| m).collect()
+            }
+            (k, m)
+        }));
     }
 
     fn count_root_nodes(&mut self, m: Move, nodes: u64) {
@@ -808,6 +835,41 @@ impl<'a> Searcher<'a> {
         if self.options.killers || self.options.histories {
             self.histories.reward(turn, m, quiets, captures, previous, depth, self.options.histories);
         }
+    }
+}
+
+/// A node's moves with their ordering keys, handed out best first: a lazy selection that
+/// keeps the order of equal keys, as a stable sort would.
+#[derive(Default)]
+struct OrderedMoves {
+    keyed: Vec<(f32, Move)>,
+    next: usize,
+}
+
+impl OrderedMoves {
+    fn clear(&mut self) {
+        self.keyed.clear();
+        self.next = 0;
+    }
+
+    fn extend(&mut self, moves: impl Iterator<Item = (f32, Move)>) {
+        self.keyed.extend(moves);
+    }
+
+    /// The remaining move with the highest key (the earliest among equals).
+    fn next_best(&mut self) -> Option<Move> {
+        let rest = self.keyed.get_mut(self.next..)?;
+        let (mut best, mut best_key) = (0, f32::NEG_INFINITY);
+        for (i, (k, _)) in rest.iter().enumerate() {
+            if *k > best_key {
+                (best, best_key) = (i, *k);
+            }
+        }
+        let (_, m) = *rest.get(best)?;
+        // Rotating instead of swapping keeps the order of the moves left behind.
+        rest[..=best].rotate_right(1);
+        self.next += 1;
+        Some(m)
     }
 }
 
