@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use deepchess_engine::nn::Networks;
 use deepchess_engine::position_history::Game;
 use deepchess_engine::search::eval::{self, EvalOptions};
+use deepchess_engine::search::history::Histories;
 use deepchess_engine::search::tt::Table;
 use deepchess_engine::search::{Control, Limits, SearchResult};
 use shakmaty::Position;
@@ -17,6 +18,7 @@ pub struct Player<'a> {
     networks: &'a Networks,
     options: EvalOptions,
     table: Table,
+    histories: Box<Histories>,
     stop: Arc<AtomicBool>,
     /// Time spent inside searches.
     pub search_time: Duration,
@@ -29,12 +31,21 @@ impl<'a> Player<'a> {
     /// `stop` aborts its searches.
     pub fn new(networks: &'a Networks, hash_mb: usize, stop: Arc<AtomicBool>) -> Player<'a> {
         let options = EvalOptions::DEFAULT;
-        Player { networks, options, table: Table::new(hash_mb), stop, search_time: Duration::ZERO, nodes: 0 }
+        Player {
+            networks,
+            options,
+            table: Table::new(hash_mb),
+            histories: Box::default(),
+            stop,
+            search_time: Duration::ZERO,
+            nodes: 0,
+        }
     }
 
     /// Forgets the previous game.
     pub fn new_game(&mut self) {
         self.table.clear();
+        self.histories.clear();
     }
 
     /// Whether the run is being stopped.
@@ -49,7 +60,8 @@ impl<'a> Player<'a> {
         let turn = game.position().turn();
         let control = Control::new(&limits, turn, Duration::ZERO, self.stop.clone()).with_soft_nodes(soft);
         let start = Instant::now();
-        let result = eval::search(self.networks, game, self.options, &self.table, &control, 1, &mut |_| {});
+        let (table, histories) = (&self.table, &mut *self.histories);
+        let result = eval::search(self.networks, game, self.options, table, histories, &control, 1, &mut |_| {});
         self.search_time += start.elapsed();
         self.nodes += result.nodes;
         (!self.stopped()).then_some(result)

@@ -11,6 +11,7 @@ use shakmaty::{Chess, Position};
 use crate::nn::{Code, Networks, Scratch};
 use crate::position_history::Game;
 use crate::search::eval::{self, EvalOptions};
+use crate::search::history::Histories;
 use crate::search::ordering::move_probabilities;
 use crate::search::tt::Table;
 use crate::search::{Control, SearchResult};
@@ -55,7 +56,9 @@ pub fn search_bench(
         let game = Game::from_uci(Some(fen), &[]).expect("bench positions are valid");
         let tt = Table::new(16);
         let start = Instant::now();
-        let result = eval::search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {});
+        let mut histories = Histories::default();
+        let control = Control::unlimited(Some(depth));
+        let result = eval::search(networks, &game, options, &tt, &mut histories, &control, 1, &mut |_| {});
         let position = BenchPosition { fen, result, elapsed: start.elapsed() };
         nodes += position.result.nodes;
         elapsed += position.elapsed;

@@ -15,6 +15,7 @@ use crate::nn::{NetworkError, Networks};
 use crate::position_history::Game;
 use crate::search::compare::{self, CompareOptions, CompareTable};
 use crate::search::eval::{self, EvalOptions};
+use crate::search::history::Histories;
 use crate::search::mcts::{Mcts, MctsOptions};
 use crate::search::policy::{self, PolicyMode};
 use crate::search::tt::Table;
@@ -59,6 +60,9 @@ pub struct Engine {
     networks: Networks,
     /// The evaluation search's table (`Hash` MB).
     tt: Table,
+    /// The evaluation search's histories, kept between the moves of a game when the
+    /// `KeepHistories` option says so.
+    histories: Box<Histories>,
     /// The comparison search's table (`Hash` MB).
     compare_table: CompareTable,
     /// The MCTS player, with its settings and the tree kept between moves.
@@ -78,6 +82,7 @@ impl Engine {
             },
             networks,
             tt: Table::new(DEFAULT_HASH_MB),
+            histories: Box::default(),
             compare_table: CompareTable::new(DEFAULT_HASH_MB),
             mcts: Mcts::new(MctsOptions::default(), 0),
         }
@@ -102,6 +107,7 @@ impl Engine {
     /// Forgets everything learnt about the previous game (tables and tree).
     pub fn new_game(&mut self) {
         self.tt.clear();
+        self.histories.clear();
         self.compare_table.clear();
         self.mcts.clear();
     }
@@ -139,7 +145,17 @@ impl Engine {
         let control = Control::new(limits, position.turn(), settings.move_overhead, stop);
         Some(match settings.search {
             SearchKind::EvalAlphaBeta => {
-                eval::search(&self.networks, game, settings.eval, &self.tt, &control, settings.threads, reporter)
+                let tables = (&self.tt, &mut *self.histories);
+                eval::search(
+                    &self.networks,
+                    game,
+                    settings.eval,
+                    tables.0,
+                    tables.1,
+                    &control,
+                    settings.threads,
+                    reporter,
+                )
             }
             SearchKind::CompareAlphaBeta => {
                 let options = CompareOptions { tt: settings.eval.tt, ordering: settings.eval.ordering };

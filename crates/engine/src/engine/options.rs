@@ -164,6 +164,21 @@ pub static OPTIONS: &[UciOption] = &[
     check("SEEPruning", true, "captures and quiet moves losing material by SEE pruned near the leaves", |e, on| {
         e.settings.eval.see_pruning = on
     }),
+    check("HistoryPruning", false, "quiet moves with a bad history pruned near the leaves", |e, on| {
+        e.settings.eval.history_pruning = on
+    }),
+    check("Razoring", false, "a static eval far below alpha near the leaves checked by quiescence alone", |e, on| {
+        e.settings.eval.razoring = on
+    }),
+    check("LMPImproving", false, "late move pruning to depth 8, half the moves when not improving", |e, on| {
+        e.settings.eval.lmp_improving = on
+    }),
+    check("LMRImproving", false, "late move reductions one ply deeper when not improving", |e, on| {
+        e.settings.eval.lmr_improving = on
+    }),
+    check("KeepHistories", false, "histories kept from one search to the next of a game", |e, on| {
+        e.settings.eval.keep_histories = on
+    }),
     check(
         "TimeManagement",
         false,

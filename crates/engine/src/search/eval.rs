@@ -52,6 +52,16 @@ const FUTILITY_MARGIN: i32 = 120;
 const DELTA_MARGIN: i32 = 200;
 /// Deepest remaining depth at which late move pruning applies.
 const LMP_DEPTH: i32 = 3;
+/// Deepest remaining depth of late move pruning with `lmp_improving`.
+const LMP_IMPROVING_DEPTH: i32 = 8;
+/// Deepest remaining depth at which quiet moves are pruned by history.
+const HISTORY_PRUNING_DEPTH: i32 = 4;
+/// History (butterfly plus continuation) per ply of depth below which a quiet move is pruned.
+const HISTORY_PRUNING_MARGIN: i32 = 1_500;
+/// Deepest remaining depth of razoring.
+const RAZOR_DEPTH: i32 = 3;
+/// Razoring margin: a constant plus this per squared ply of remaining depth.
+const RAZOR_MARGIN: (i32, i32) = (250, 150);
 
 /// Which techniques the evaluation search uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +103,19 @@ pub struct EvalOptions {
     pub qs_tt: bool,
     /// Captures and quiet moves that lose material by SEE pruned near the leaves.
     pub see_pruning: bool,
+    /// Quiet moves with a bad history skipped near the leaves.
+    pub history_pruning: bool,
+    /// Razoring: near the leaves, a static evaluation far below alpha is checked by
+    /// quiescence alone.
+    pub razoring: bool,
+    /// Late move pruning up to depth 8, with half the moves when the static evaluation is
+    /// not improving (replaces the depth-3 limit of `lmp`).
+    pub lmp_improving: bool,
+    /// Late move reductions one ply deeper when the static evaluation is not improving.
+    pub lmr_improving: bool,
+    /// The histories (and counter moves) kept from one search to the next of the same game
+    /// (without: each search starts from empty tables).
+    pub keep_histories: bool,
     /// Under a clock, the soft limit scaled by the best move's stability, score drops and
     /// the best move's share of the root's nodes ([`TimeManager`]).
     pub time_management: bool,
@@ -121,13 +144,27 @@ impl EvalOptions {
         iir: false,
         qs_tt: false,
         see_pruning: false,
+        history_pruning: false,
+        razoring: false,
+        lmp_improving: false,
+        lmr_improving: false,
+        keep_histories: false,
         time_management: false,
         predictor_depth: 1,
     };
     /// The engine's defaults, as games chose them (docs/engine.md): everything but
     /// futility pruning (it cost STS points; reverse futility pruning comes from `rfp`)
     /// and time management (not yet tested at a time control).
-    pub const DEFAULT: EvalOptions = EvalOptions { futility: false, time_management: false, ..EvalOptions::FULL };
+    pub const DEFAULT: EvalOptions = EvalOptions {
+        futility: false,
+        history_pruning: false,
+        razoring: false,
+        lmp_improving: false,
+        lmr_improving: false,
+        keep_histories: false,
+        time_management: false,
+        ..EvalOptions::FULL
+    };
     /// Everything on.
     pub const FULL: EvalOptions = EvalOptions {
         tt: true,
@@ -146,6 +183,11 @@ impl EvalOptions {
         iir: true,
         qs_tt: true,
         see_pruning: true,
+        history_pruning: true,
+        razoring: true,
+        lmp_improving: true,
+        lmr_improving: true,
+        keep_histories: true,
         time_management: true,
         predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
@@ -159,12 +201,16 @@ impl Default for EvalOptions {
 
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
 /// iterative deepening, staggered by one ply, and fill the table for the main thread,
-/// whose result counts). The game's position must have a legal move.
+/// whose result counts). The main thread learns into `histories` (cleared first unless
+/// `options.keep_histories`); helpers start from a copy. The game's position must have a
+/// legal move.
+#[allow(clippy::too_many_arguments)]
 pub fn search(
     networks: &Networks,
     game: &Game,
     options: EvalOptions,
     tt: &Table,
+    histories: &mut Histories,
     control: &Control,
     threads: usize,
     reporter: Reporter<'_>,
@@ -172,15 +218,19 @@ pub fn search(
     let search_moves = &control.search_moves;
     let total = AtomicU64::new(0);
     let helpers = Control::unlimited(control.depth);
+    if !options.keep_histories {
+        histories.clear();
+    }
     std::thread::scope(|scope| {
         for index in 1..threads.max(1) {
             let (total, helpers) = (&total, &helpers);
+            let mut own = Box::new(histories.clone());
             scope.spawn(move || {
-                let mut searcher = Searcher::new(networks, game, options, tt, helpers, total, search_moves);
+                let mut searcher = Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
                 searcher.iterate(1 + index as i32 % 2, &mut |_| {});
             });
         }
-        let mut main = Searcher::new(networks, game, options, tt, control, &total, search_moves);
+        let mut main = Searcher::new(networks, game, options, tt, histories, control, &total, search_moves);
         let result = main.iterate(1, reporter);
         helpers.stop();
         result
@@ -200,7 +250,7 @@ struct Searcher<'a> {
     accumulators: Vec<Accumulator>,
     scratch: Scratch,
     killers: Vec<[Option<Move>; 2]>,
-    histories: Box<Histories>,
+    histories: &'a mut Histories,
     /// The move played at each ply (none for a null move), for continuation histories.
     moved: Vec<Option<PieceTo>>,
     /// The static evaluation at each ply (`-INFINITY` in check), for `improving`.
@@ -224,6 +274,7 @@ impl<'a> Searcher<'a> {
         game: &Game,
         options: EvalOptions,
         tt: &'a Table,
+        histories: &'a mut Histories,
         control: &'a Control,
         total_nodes: &'a AtomicU64,
         search_moves: &'a [Move],
@@ -241,7 +292,7 @@ impl<'a> Searcher<'a> {
             accumulators: vec![accumulator; MAX_PLY + 1],
             scratch: Scratch::default(),
             killers: vec![[None; 2]; MAX_PLY + 1],
-            histories: Box::default(),
+            histories,
             moved: vec![None; MAX_PLY + 1],
             evals: vec![-INFINITY; MAX_PLY + 1],
             tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
@@ -444,13 +495,17 @@ impl<'a> Searcher<'a> {
         if self.options.tt
             && let Some(entry) = self.tt.probe(node_key, ply)
         {
-            tt_move = unpack_move(position, entry.packed_move);
             if !root && entry.depth >= depth && entry.cuts_off(alpha, beta) {
                 return entry.score;
             }
+            tt_move = unpack_move(position, entry.packed_move);
             tt_entry = Some(entry);
         }
-        let static_eval = if in_check { -INFINITY } else { self.evaluate(ply) };
+        let static_eval = match tt_entry.and_then(|entry| entry.eval) {
+            _ if in_check => -INFINITY,
+            Some(cached) => cached,
+            None => self.evaluate(ply),
+        };
         self.evals[ply] = static_eval;
         let improving = !in_check && (ply < 2 || self.evals[ply - 2] == -INFINITY || static_eval > self.evals[ply - 2]);
         // The static evaluation sharpened by a table bound on the same side, for null move
@@ -470,6 +525,21 @@ impl<'a> Searcher<'a> {
             if self.options.rfp { RFP_MARGIN * (depth - i32::from(improving)) } else { FUTILITY_MARGIN * depth };
         if !pv_node && !in_check && depth <= rfp_depth && beta.abs() < MATE_BOUND && static_eval - rfp_margin >= beta {
             return static_eval;
+        }
+        if self.options.razoring
+            && !pv_node
+            && !in_check
+            && depth <= RAZOR_DEPTH
+            && alpha.abs() < MATE_BOUND
+            && static_eval + RAZOR_MARGIN.0 + RAZOR_MARGIN.1 * depth * depth < alpha
+        {
+            let score = self.quiescence(position, alpha, alpha + 1, ply);
+            if self.aborted {
+                return 0;
+            }
+            if score <= alpha {
+                return score;
+            }
         }
         if self.options.null_move
             && allow_null
@@ -534,12 +604,22 @@ impl<'a> Searcher<'a> {
             if late_quiet && futile {
                 continue;
             }
+            if late_quiet && self.options.lmp && !pv_node && !in_check {
+                let pruned = if self.options.lmp_improving {
+                    depth <= LMP_IMPROVING_DEPTH && quiets_searched >= lmp_limit(depth) / (2 - usize::from(improving))
+                } else {
+                    depth <= LMP_DEPTH && quiets_searched >= lmp_limit(depth)
+                };
+                if pruned {
+                    continue;
+                }
+            }
             if late_quiet
-                && self.options.lmp
+                && self.options.history_pruning
                 && !pv_node
                 && !in_check
-                && depth <= LMP_DEPTH
-                && quiets_searched >= lmp_limit(depth)
+                && depth <= HISTORY_PRUNING_DEPTH
+                && self.histories.quiet(turn, &m, previous) < -HISTORY_PRUNING_MARGIN * depth
             {
                 continue;
             }
@@ -569,6 +649,9 @@ impl<'a> Searcher<'a> {
                 let mut r = lmr_reduction(depth, searched, pv_node);
                 if self.options.histories {
                     r -= self.histories.quiet(turn, &m, previous) / HISTORY_PER_PLY;
+                }
+                if self.options.lmr_improving && !improving {
+                    r += 1;
                 }
                 r.clamp(0, new_depth - 1)
             } else {
@@ -609,7 +692,8 @@ impl<'a> Searcher<'a> {
         self.ordered[ply] = ordered;
         if self.options.tt {
             let bound = Bound::of(best, original_alpha, beta);
-            self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move));
+            let eval = (!in_check).then_some(static_eval);
+            self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move), eval);
         }
         best
     }
@@ -683,8 +767,10 @@ impl<'a> Searcher<'a> {
         }
         let original_alpha = alpha;
         let mut best = -INFINITY;
+        let mut static_eval = None;
         if !in_check {
-            best = self.evaluate(ply);
+            best = tt_entry.and_then(|entry| entry.eval).unwrap_or_else(|| self.evaluate(ply));
+            static_eval = Some(best);
             if let Some(entry) = tt_entry {
                 best = sharpened(best, entry);
             }
@@ -735,7 +821,7 @@ impl<'a> Searcher<'a> {
         // A quiescence result never replaces an entry of the main search.
         if use_tt && tt_entry.is_none_or(|entry| entry.depth <= 0) {
             let bound = Bound::of(best, original_alpha, beta);
-            self.tt.store(node_key, ply, 0, best, bound, best_move.as_ref().map_or(0, pack_move));
+            self.tt.store(node_key, ply, 0, best, bound, best_move.as_ref().map_or(0, pack_move), static_eval);
         }
         best
     }

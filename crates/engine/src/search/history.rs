@@ -38,6 +38,7 @@ impl PieceTo {
 pub type PreviousMoves = [Option<PieceTo>; 2];
 
 /// The history tables of one search thread.
+#[derive(Clone)]
 pub struct Histories {
     butterfly: Vec<i16>,
     capture: Vec<i16>,
@@ -57,6 +58,16 @@ impl Default for Histories {
 }
 
 impl Histories {
+    /// Forgets everything (the tables keep their memory).
+    pub fn clear(&mut self) {
+        self.butterfly.fill(0);
+        self.capture.fill(0);
+        for table in &mut self.continuation {
+            table.fill(0);
+        }
+        self.counter.fill(None);
+    }
+
     /// The butterfly history of a quiet move, in `-HISTORY_MAX..=HISTORY_MAX`.
     pub fn butterfly(&self, turn: Color, m: &Move) -> i32 {
         i32::from(self.butterfly[butterfly_index(turn, m)])

@@ -1,7 +1,8 @@
 //! The evaluation search's transposition table: exact, lower and upper bounds keyed by
 //! Zobrist keys, shared lock-free between threads (Lazy SMP).
 //!
-//! An entry is two 64-bit words, `key ^ data` and `data`; a reader accepts the entry
+//! An entry (move, score, depth, bound and the static evaluation, so that a position met
+//! again is not evaluated again) is two 64-bit words, `key ^ data` and `data`; a reader accepts the entry
 //! only when the two agree, so a torn write by another thread reads as a miss.
 
 use std::collections::TryReserveError;
@@ -47,6 +48,8 @@ pub struct Entry {
     pub depth: i32,
     /// Bound type.
     pub bound: Bound,
+    /// The static evaluation of the position (none in check).
+    pub eval: Option<i32>,
 }
 
 impl Entry {
@@ -59,6 +62,9 @@ impl Entry {
         }
     }
 }
+
+/// The stored `eval` field of an entry without a static evaluation.
+const NO_EVAL: i16 = i16::MIN;
 
 /// The shared table.
 pub struct Table {
@@ -117,12 +123,25 @@ impl Table {
             2 => Bound::Lower,
             _ => Bound::Upper,
         };
-        Some(Entry { packed_move, score: from_tt(score, ply), depth, bound })
+        let eval = (data >> 48) as i16;
+        let eval = (eval != NO_EVAL).then_some(i32::from(eval));
+        Some(Entry { packed_move, score: from_tt(score, ply), depth, bound, eval })
     }
 
-    /// Stores a result; mate scores are made relative to this node so that they stay
-    /// right wherever the position recurs. Keeps a deeper entry of the same position.
-    pub fn store(&self, key: u64, ply: usize, depth: i32, score: i32, bound: Bound, packed_move: u16) {
+    /// Stores a result and the position's static evaluation `eval` (within ±32,767); mate
+    /// scores are made relative to this node so that they stay right wherever the position
+    /// recurs. Keeps a deeper entry of the same position.
+    #[allow(clippy::too_many_arguments)]
+    pub fn store(
+        &self,
+        key: u64,
+        ply: usize,
+        depth: i32,
+        score: i32,
+        bound: Bound,
+        packed_move: u16,
+        eval: Option<i32>,
+    ) {
         let slot = self.slot(key);
         if let Some(old) = self.probe(key, ply)
             && old.depth > depth
@@ -138,7 +157,9 @@ impl Table {
         let data = u64::from(packed_move)
             | (u64::from(to_tt(score, ply) as i16 as u16) << 16)
             | (u64::from(depth.clamp(-100, 127) as i8 as u8) << 32)
-            | (bound_bits << 40);
+            | (bound_bits << 40)
+            | (u64::from(eval.map_or(NO_EVAL, |e| e.clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16) as u16)
+                << 48);
         slot[0].store(key ^ data, Ordering::Relaxed);
         slot[1].store(data, Ordering::Relaxed);
     }
@@ -192,14 +213,16 @@ mod tests {
     #[test]
     fn store_and_probe_with_mate_distance() {
         let table = Table::new(1);
-        table.store(42, 3, 5, MATE - 7, Bound::Exact, 0x8123);
+        table.store(42, 3, 5, MATE - 7, Bound::Exact, 0x8123, Some(-37));
         let e = table.probe(42, 3).unwrap();
-        assert_eq!((e.score, e.depth, e.bound, e.packed_move), (MATE - 7, 5, Bound::Exact, 0x8123));
+        assert_eq!((e.score, e.depth, e.bound, e.packed_move, e.eval), (MATE - 7, 5, Bound::Exact, 0x8123, Some(-37)));
         // The same position two plies deeper: the mate is two plies further from the root.
         assert_eq!(table.probe(42, 5).unwrap().score, MATE - 9);
         assert_eq!(table.probe(43, 3), None);
-        table.store(42, 0, -1, -250, Bound::Upper, 0);
+        table.store(42, 0, -1, -250, Bound::Upper, 0, None);
         assert_eq!(table.probe(42, 0).unwrap().score, MATE - 4, "deeper entry kept");
+        table.store(7, 0, 2, 15, Bound::Lower, 0, None);
+        assert_eq!(table.probe(7, 0).unwrap().eval, None, "in check: no evaluation");
     }
 
     #[test]

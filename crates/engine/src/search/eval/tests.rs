@@ -81,7 +81,7 @@ fn threefold_repetition_is_a_draw() {
     let tt = Table::new(1);
     let mut control = Control::unlimited(Some(2));
     control.search_moves = vec![back];
-    let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
+    let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
     assert_eq!((result.best, result.score), (back, Score::Cp(0)));
     // Without that history the same move is scored by the network.
     let fresh = Game::from_uci(
@@ -89,7 +89,8 @@ fn threefold_repetition_is_a_draw() {
         &[],
     )
     .unwrap();
-    let result = search(&networks, &fresh, EvalOptions::PLAIN, &tt, &control, 1, &mut |_| {});
+    let result =
+        search(&networks, &fresh, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
     assert_ne!(result.score, Score::Cp(0));
 }
 
@@ -101,9 +102,18 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let tt = Table::new(4);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
-    let result = search(&networks, &game, EvalOptions::FULL, &tt, &control, 1, &mut |_| {});
+    let result = search(&networks, &game, EvalOptions::FULL, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
     assert!(game.position().is_legal(result.best));
-    let result = search(&networks, &game, EvalOptions::FULL, &tt, &Control::unlimited(Some(3)), 2, &mut |_| {});
+    let result = search(
+        &networks,
+        &game,
+        EvalOptions::FULL,
+        &tt,
+        &mut Histories::default(),
+        &Control::unlimited(Some(3)),
+        2,
+        &mut |_| {},
+    );
     assert!(game.position().is_legal(result.best));
     assert_eq!(result.depth, 3);
 }
