@@ -176,6 +176,9 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRImproving", false, "late move reductions one ply deeper when not improving", |e, on| {
         e.settings.eval.lmr_improving = on
     }),
+    check("Singular", false, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
+        e.settings.eval.singular = on
+    }),
     check("KeepHistories", false, "histories kept from one search to the next of a game", |e, on| {
         e.settings.eval.keep_histories = on
     }),

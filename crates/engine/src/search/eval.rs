@@ -58,6 +58,10 @@ const LMP_IMPROVING_DEPTH: i32 = 8;
 const HISTORY_PRUNING_DEPTH: i32 = 4;
 /// History (butterfly plus continuation) per ply of depth below which a quiet move is pruned.
 const HISTORY_PRUNING_MARGIN: i32 = 1_500;
+/// Shallowest remaining depth of singular extensions.
+const SINGULAR_DEPTH: i32 = 5;
+/// Singular margin below the table score, per ply of remaining depth, in centipawns.
+const SINGULAR_MARGIN: i32 = 2;
 /// Deepest remaining depth of razoring.
 const RAZOR_DEPTH: i32 = 3;
 /// Razoring margin: a constant plus this per squared ply of remaining depth.
@@ -113,6 +117,10 @@ pub struct EvalOptions {
     pub lmp_improving: bool,
     /// Late move reductions one ply deeper when the static evaluation is not improving.
     pub lmr_improving: bool,
+    /// Singular extensions: the table move one ply deeper when a shallower search without
+    /// it fails low by a margin below its table score; a cut (multi-cut) when even that
+    /// search reaches beta; one ply shallower when its table score is at least beta.
+    pub singular: bool,
     /// The histories (and counter moves) kept from one search to the next of the same game
     /// (without: each search starts from empty tables).
     pub keep_histories: bool,
@@ -149,6 +157,7 @@ impl EvalOptions {
         lmp_improving: false,
         lmr_improving: false,
         keep_histories: false,
+        singular: false,
         time_management: false,
         predictor_depth: 1,
     };
@@ -162,6 +171,7 @@ impl EvalOptions {
         lmp_improving: false,
         lmr_improving: false,
         keep_histories: false,
+        singular: false,
         time_management: false,
         ..EvalOptions::FULL
     };
@@ -188,6 +198,7 @@ impl EvalOptions {
         lmp_improving: true,
         lmr_improving: true,
         keep_histories: true,
+        singular: true,
         time_management: true,
         predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
@@ -255,6 +266,8 @@ struct Searcher<'a> {
     moved: Vec<Option<PieceTo>>,
     /// The static evaluation at each ply (`-INFINITY` in check), for `improving`.
     evals: Vec<i32>,
+    /// The move a singular-extension search leaves out at each ply.
+    excluded: Vec<Option<Move>>,
     /// Quiet moves and captures searched so far at each ply, for history maluses.
     tried: Vec<(Vec<Move>, Vec<Move>)>,
     /// The moves of each ply with their ordering keys (buffers reused node after node).
@@ -297,6 +310,7 @@ impl<'a> Searcher<'a> {
             evals: vec![-INFINITY; MAX_PLY + 1],
             tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
             ordered: (0..=MAX_PLY).map(|_| OrderedMoves::default()).collect(),
+            excluded: vec![None; MAX_PLY + 1],
             root_nodes: Vec::new(),
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
@@ -473,6 +487,9 @@ impl<'a> Searcher<'a> {
         }
         let root = ply == 0;
         let pv_node = beta - alpha > 1;
+        // A singular-extension search of this node without `excluded`: no table cut, no
+        // pruning before the moves, nothing stored.
+        let excluded = self.excluded[ply];
         if !root && (self.keys.is_repetition(position.halfmoves()) || position.is_insufficient_material()) {
             return 0;
         }
@@ -495,7 +512,7 @@ impl<'a> Searcher<'a> {
         if self.options.tt
             && let Some(entry) = self.tt.probe(node_key, ply)
         {
-            if !root && entry.depth >= depth && entry.cuts_off(alpha, beta) {
+            if !root && excluded.is_none() && entry.depth >= depth && entry.cuts_off(alpha, beta) {
                 return entry.score;
             }
             tt_move = unpack_move(position, entry.packed_move);
@@ -523,11 +540,12 @@ impl<'a> Searcher<'a> {
         };
         let rfp_margin =
             if self.options.rfp { RFP_MARGIN * (depth - i32::from(improving)) } else { FUTILITY_MARGIN * depth };
-        if !pv_node && !in_check && depth <= rfp_depth && beta.abs() < MATE_BOUND && static_eval - rfp_margin >= beta {
+        let prune = !pv_node && !in_check && excluded.is_none();
+        if prune && depth <= rfp_depth && beta.abs() < MATE_BOUND && static_eval - rfp_margin >= beta {
             return static_eval;
         }
         if self.options.razoring
-            && !pv_node
+            && prune
             && !in_check
             && depth <= RAZOR_DEPTH
             && alpha.abs() < MATE_BOUND
@@ -544,6 +562,7 @@ impl<'a> Searcher<'a> {
         if self.options.null_move
             && allow_null
             && !root
+            && excluded.is_none()
             && !in_check
             && depth >= 3
             && beta.abs() < MATE_BOUND
@@ -576,6 +595,33 @@ impl<'a> Searcher<'a> {
             return 0;
         }
         let extension = i32::from(self.options.check_extensions && in_check);
+        let mut tt_extension = 0;
+        if self.options.singular
+            && !root
+            && excluded.is_none()
+            && depth >= SINGULAR_DEPTH
+            && let (Some(tt_m), Some(entry)) = (tt_move, tt_entry)
+            && entry.depth >= depth - 3
+            && entry.bound != Bound::Upper
+            && entry.score.abs() < MATE_BOUND
+        {
+            let singular_beta = entry.score - SINGULAR_MARGIN * depth;
+            self.excluded[ply] = Some(tt_m);
+            let score = self.negamax(position, (depth - 1) / 2, singular_beta - 1, singular_beta, ply, false);
+            self.excluded[ply] = None;
+            // The search without the move leaves its line behind: not this node's.
+            self.pv[ply].clear();
+            if self.aborted {
+                return 0;
+            }
+            if score < singular_beta {
+                tt_extension = 1;
+            } else if singular_beta >= beta {
+                return singular_beta;
+            } else if entry.score >= beta {
+                tt_extension = -1;
+            }
+        }
         let previous = self.previous_moves(ply);
         let mut ordered = std::mem::take(&mut self.ordered[ply]);
         self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
@@ -594,7 +640,7 @@ impl<'a> Searcher<'a> {
             && eval + FUTILITY_MARGIN * depth <= alpha;
         let turn = position.turn();
         while let Some(m) = ordered.next_best() {
-            if root && !self.search_moves.is_empty() && !self.search_moves.contains(&m) {
+            if (root && !self.search_moves.is_empty() && !self.search_moves.contains(&m)) || Some(m) == excluded {
                 continue;
             }
             let child = played(position, m);
@@ -638,7 +684,7 @@ impl<'a> Searcher<'a> {
             }
             self.enter(&child, ply);
             self.moved[ply] = Some(PieceTo::of(turn, &m));
-            let new_depth = depth - 1 + extension;
+            let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
             let reduction = if self.options.lmr
                 && late_quiet
                 && depth >= 3
@@ -690,6 +736,10 @@ impl<'a> Searcher<'a> {
         }
         self.tried[ply] = (quiets_tried, captures_tried);
         self.ordered[ply] = ordered;
+        if excluded.is_some() {
+            // Only the excluded move was legal: it alone holds the node.
+            return if searched == 0 { alpha } else { best };
+        }
         if self.options.tt {
             let bound = Bound::of(best, original_alpha, beta);
             let eval = (!in_check).then_some(static_eval);
