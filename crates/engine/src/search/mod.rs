@@ -17,7 +17,7 @@ pub mod tt;
 use shakmaty::Move;
 use shakmaty::uci::UciMove;
 
-pub use limits::{Control, Limits};
+pub use limits::{Control, Limits, Ponder};
 
 /// Score bound for a mate: a mate in `n` plies scores `MATE - n` for the winner.
 pub const MATE: i32 = 30_000;
