@@ -63,6 +63,16 @@ impl Engine {
         }
     }
 
+    /// The lines that arrive within `time`.
+    fn lines_for(&mut self, time: Duration) -> Vec<String> {
+        let deadline = Instant::now() + time;
+        let mut seen = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            seen.push(line);
+        }
+        seen
+    }
+
     /// Sends `go …` and returns the best move's text and all lines.
     fn go(&mut self, args: &str, timeout: Duration) -> (String, Vec<String>) {
         self.send(&format!("go {args}"));
@@ -277,5 +287,126 @@ fn models_option_loads_a_directory_and_names_bad_tensors() {
     // Still playing with the previous networks.
     let (best, _) = engine.go("depth 2", Duration::from_secs(30));
     assert_legal(&position(START, &[]), &best);
+    engine.quit();
+}
+
+/// The value of `key` in an `info` line (`multipv 2`, `hashfull 17`): the next word.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let mut words = line.split_whitespace();
+    words.by_ref().find(|w| *w == key)?;
+    words.next()
+}
+
+#[test]
+fn multipv_wdl_hashfull_and_clear_hash() {
+    let mut engine = Engine::start();
+    engine.send("setoption name MultiPV value 3");
+    engine.send("setoption name UCI_ShowWDL value true");
+    engine.send("setoption name Hash value 1");
+    engine.send("position startpos moves e2e4");
+    let (best, lines) = engine.go("depth 5", Duration::from_secs(60));
+    let last: Vec<&String> = lines.iter().filter(|l| l.starts_with("info depth 5 ")).collect();
+    assert_eq!(last.len(), 3, "{lines:#?}");
+    let mut firsts = Vec::new();
+    for (i, line) in last.iter().enumerate() {
+        assert_eq!(field(line, "multipv"), Some((i + 1).to_string().as_str()), "{line}");
+        assert!(field(line, "seldepth").unwrap().parse::<u32>().unwrap() >= 5, "{line}");
+        let wdl: Vec<u32> =
+            line.split(" wdl ").nth(1).unwrap().split(' ').take(3).map(|w| w.parse().unwrap()).collect();
+        assert_eq!(wdl.iter().sum::<u32>(), 1000, "{line}");
+        firsts.push(field(line, "pv").unwrap());
+    }
+    assert_eq!(best, firsts[0]);
+    assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2], "{last:#?}");
+    let hashfull = |lines: &[String]| -> u32 {
+        let line = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+        field(line, "hashfull").unwrap().parse().unwrap()
+    };
+    let full = hashfull(&lines);
+    assert!(full > 20, "{full}");
+    // The table keeps what it learnt, until `Clear Hash`.
+    engine.send("setoption name MultiPV value 1");
+    engine.send("setoption name UCI_ShowWDL value false");
+    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
+    assert!(hashfull(&lines) >= full && !lines.iter().any(|l| l.contains(" wdl ")), "{lines:#?}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("info depth 1 ")).count(), 1);
+    engine.send("setoption name Clear Hash");
+    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
+    assert!(hashfull(&lines) < full / 4, "{lines:#?}");
+    engine.quit();
+}
+
+#[test]
+fn chess960_castling_rights_and_king_takes_rook_notation() {
+    let mut engine = Engine::start();
+    // King f1, rook h1 with the right to castle: `f1h1` castles (the king to g1, the rook
+    // to f1); `f1g1` is a king move.
+    let fen = "4k3/8/8/8/8/8/8/5K1R w H - 0 1";
+    let shredder = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9";
+    for refused in [fen, shredder] {
+        engine.send(&format!("position fen {refused}"));
+        let lines = engine.until("info string error", Duration::from_secs(10));
+        assert!(lines.last().unwrap().contains("bad FEN"), "{lines:#?}");
+    }
+    engine.send("setoption name UCI_Chess960 value true");
+    engine.send(&format!("position fen {fen}"));
+    let (best, _) = engine.go("depth 2 searchmoves f1h1", Duration::from_secs(30));
+    assert_eq!(best, "f1h1");
+    engine.send(&format!("position fen {fen} moves f1h1 e8d8"));
+    engine.send("d");
+    let lines = engine.until("info string fen", Duration::from_secs(10));
+    assert_eq!(lines.last().unwrap(), "info string fen 3k4/8/8/8/8/8/8/5RK1 w - - 2 2");
+    // The standard start position: castling is the king taking its rook too.
+    engine.send("position fen r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+    let (best, _) = engine.go("depth 1 searchmoves e1h1", Duration::from_secs(30));
+    assert_eq!(best, "e1h1");
+    engine.send(&format!("position fen {shredder} moves a2a3"));
+    engine.until("info string error", Duration::from_secs(10));
+    engine.send(&format!("position fen {shredder} moves f4f5"));
+    let (best, lines) = engine.go("depth 3", Duration::from_secs(30));
+    assert!(!lines.iter().any(|l| l.contains("error")), "{lines:#?}");
+    let mut position: Chess = shredder.parse::<Fen>().unwrap().into_position(CastlingMode::Chess960).unwrap();
+    position.play_unchecked("f4f5".parse::<UciMove>().unwrap().to_move(&position).unwrap());
+    assert!(best.parse::<UciMove>().unwrap().to_move(&position).is_ok(), "{best}");
+    // Off again: standard notation, and Chess960 rights are refused.
+    engine.send("setoption name UCI_Chess960 value false");
+    engine.send("position fen r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+    let (best, _) = engine.go("depth 1 searchmoves e1h1", Duration::from_secs(30));
+    assert_eq!(best, "e1g1");
+    engine.send(&format!("position fen {fen}"));
+    engine.until("info string error", Duration::from_secs(10));
+    engine.quit();
+}
+
+#[test]
+fn ponder_waits_for_ponderhit_then_keeps_the_clock() {
+    let mut engine = Engine::start();
+    engine.send("setoption name Ponder value true");
+    engine.send("position startpos moves e2e4 e7e5");
+    engine.ready();
+    // 100 ms on the clock would answer within 25 ms; pondering waits for the opponent.
+    engine.send("go ponder wtime 100 btime 100");
+    let early = engine.lines_for(Duration::from_millis(400));
+    assert!(!early.iter().any(|l| l.starts_with("bestmove")), "{early:#?}");
+    let hit = Instant::now();
+    engine.send("ponderhit");
+    let lines = engine.until("bestmove", Duration::from_secs(5));
+    let waited = hit.elapsed();
+    assert!(waited < Duration::from_millis(200), "bestmove {waited:?} after ponderhit");
+    assert_legal(&position(START, &["e2e4", "e7e5"]), lines.last().unwrap().split_whitespace().nth(1).unwrap());
+    // A pondering search that finishes early still waits; `stop` answers it.
+    engine.send("go ponder depth 3");
+    let mut early = engine.until("info depth 3", Duration::from_secs(30));
+    early.extend(engine.lines_for(Duration::from_millis(300)));
+    assert!(!early.iter().any(|l| l.starts_with("bestmove")), "{early:#?}");
+    engine.send("stop");
+    let line = engine.until("bestmove", Duration::from_secs(5)).pop().unwrap();
+    // The reply to ponder on is legal after the best move.
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!((words.len(), words[2]), (4, "ponder"), "{line}");
+    assert_legal(&position(START, &["e2e4", "e7e5", words[1]]), words[3]);
+    engine.send("ponderhit");
+    let line = engine.until("info string", Duration::from_secs(5)).pop().unwrap();
+    assert!(line.contains("ponderhit ignored"), "{line}");
     engine.quit();
 }

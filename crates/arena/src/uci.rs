@@ -124,9 +124,14 @@ pub struct SearchOutcome {
 
 impl SearchOutcome {
     /// Takes what an `info` line reports (scores with bounds are taken as they are; `info
-    /// string` lines are ignored).
+    /// string` lines and, under `MultiPV`, the lines of other moves than the best are
+    /// ignored).
     pub fn read_info(&mut self, line: &str) {
         let tokens: Vec<&str> = line.split_whitespace().collect();
+        let multipv = tokens.iter().position(|t| *t == "multipv").and_then(|i| tokens.get(i + 1));
+        if tokens.get(1) != Some(&"string") && multipv.is_some_and(|n| *n != "1") {
+            return;
+        }
         let mut i = 1;
         while i < tokens.len() {
             let next = |k: usize| tokens.get(i + k).copied().unwrap_or("");
@@ -364,6 +369,13 @@ mod tests {
         assert_eq!((o.depth, o.score, o.nodes), (Some(13), Some(Score::Mate(-3)), Some(200000)));
         o.read_info("info string depth 99 nodes 1");
         assert_eq!(o.depth, Some(13));
+        // MultiPV: the second line is another move's.
+        o.read_info("info depth 14 multipv 1 score cp 20 pv d2d4");
+        o.read_info("info depth 14 multipv 2 score cp 10 pv c2c4");
+        assert_eq!(
+            (o.depth, o.score, o.pv.as_slice()),
+            (Some(14), Some(Score::Cp(20)), ["d2d4".to_string()].as_slice())
+        );
         assert_eq!(Score::Mate(-3).as_cp(), -99_997);
         assert_eq!(Score::Mate(2).flipped(), Score::Mate(-2));
     }

@@ -9,17 +9,18 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use shakmaty::Position;
+use deepchess_core::arch::VALUE_CP_PER_LOGIT;
+use shakmaty::{CastlingMode, Position};
 
 use crate::nn::{NetworkError, Networks};
-use crate::position_history::Game;
+use crate::position_history::{Game, key};
 use crate::search::compare::{self, CompareOptions, CompareTable};
 use crate::search::eval::{self, EvalOptions};
 use crate::search::history::Histories;
 use crate::search::mcts::{Mcts, MctsOptions};
 use crate::search::policy::{self, PolicyMode};
-use crate::search::tt::Table;
-use crate::search::{Control, Info, Limits, Reporter, SearchResult};
+use crate::search::tt::{Table, unpack_move};
+use crate::search::{Control, Info, Limits, Report, Reporter, SearchResult, wdl};
 
 /// Which search plays (the UCI option `Search`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +48,14 @@ struct Settings {
     threads: usize,
     /// Time kept in hand per move for communication delays.
     move_overhead: Duration,
+    /// Lines searched and reported (`MultiPV`).
+    multipv: usize,
+    /// Win/draw/loss chances in `info` (`UCI_ShowWDL`).
+    show_wdl: bool,
+    /// Chess960 castling in positions and moves (`UCI_Chess960`).
+    chess960: bool,
+    /// The GUI may send `go ponder` (`Ponder`).
+    ponder: bool,
 }
 
 /// Transposition table size in MB of a new engine.
@@ -79,6 +88,10 @@ impl Engine {
                 policy: PolicyMode::default(),
                 threads: 1,
                 move_overhead: Duration::from_millis(10),
+                multipv: 1,
+                show_wdl: false,
+                chess960: false,
+                ponder: false,
             },
             networks,
             tt: Table::new(DEFAULT_HASH_MB),
@@ -104,8 +117,20 @@ impl Engine {
         self.settings.eval
     }
 
+    /// How positions and moves are read and written: Chess960 castling (the king takes
+    /// its rook) under `UCI_Chess960`, standard otherwise.
+    pub fn castling_mode(&self) -> CastlingMode {
+        if self.settings.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard }
+    }
+
     /// Forgets everything learnt about the previous game (tables and tree).
     pub fn new_game(&mut self) {
+        self.clear_hash();
+    }
+
+    /// Empties the tables (keeping their memory) and drops the MCTS tree (`Clear Hash`).
+    /// Histories, killers and counter moves live only as long as one search.
+    pub fn clear_hash(&mut self) {
         self.tt.clear();
         self.histories.clear();
         self.compare_table.clear();
@@ -126,6 +151,7 @@ impl Engine {
         let tt = Table::try_new(megabytes).map_err(refused)?;
         let compare_table = CompareTable::try_new(megabytes).map_err(refused)?;
         (self.tt, self.compare_table) = (tt, compare_table);
+        self.mcts.set_memory(megabytes);
         Ok(())
     }
 
@@ -142,8 +168,26 @@ impl Engine {
             return None;
         }
         let settings = &self.settings;
-        let control = Control::new(limits, position.turn(), settings.move_overhead, stop);
-        Some(match settings.search {
+        let mut control =
+            Control::new(limits, position.turn(), settings.move_overhead, stop).with_multipv(settings.multipv);
+        if settings.ponder {
+            control = control.with_ponder_bonus();
+        }
+        // Centipawns per unit of the expected score's logit in this search's scores: the
+        // value net's scale, or for MCTS the fixed one its visit values are turned back with.
+        let cp_per_logit = match settings.search {
+            SearchKind::Mcts => VALUE_CP_PER_LOGIT,
+            _ => self.networks.value.centipawns_per_unit(),
+        };
+        let show_wdl = settings.show_wdl;
+        let outer = reporter;
+        let reporter = &mut |report: &Report| match report {
+            Report::Info(info) if show_wdl => {
+                outer(&Report::Info(Info { wdl: Some(wdl(info.score, cp_per_logit)), ..info.clone() }))
+            }
+            _ => outer(report),
+        };
+        let mut result = match settings.search {
             SearchKind::EvalAlphaBeta => {
                 let tables = (&self.tt, &mut *self.histories);
                 eval::search(
@@ -164,16 +208,154 @@ impl Engine {
             SearchKind::Mcts => self.mcts.search(&self.networks, game, &control, reporter),
             SearchKind::Policy => {
                 let result = policy::choose(&self.networks, position, settings.policy, &control.search_moves);
-                reporter(&Info {
-                    depth: 0,
-                    seldepth: 0,
-                    score: result.score,
-                    nodes: result.nodes,
-                    time_ms: control.elapsed_ms(),
-                    pv: result.pv.clone(),
-                });
+                let pv = result.pv.clone();
+                reporter(&Report::Info(Info::new(0, 0, result.score, result.nodes, control.elapsed_ms(), pv)));
                 result
             }
-        })
+        };
+        if result.pv.len() == 1 && settings.search == SearchKind::EvalAlphaBeta && settings.eval.tt {
+            // A principal variation cut short by the table: its entry for the position after
+            // the best move gives the reply to ponder on.
+            let mut after = position.clone();
+            after.play_unchecked(result.best);
+            let reply = self.tt.probe(key(&after), 1).and_then(|entry| unpack_move(&after, entry.packed_move));
+            result.pv.extend(reply);
+        }
+        Some(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use shakmaty::Move;
+
+    use super::*;
+    use crate::search::{MATE, Score};
+
+    fn engine() -> Engine {
+        Engine::new(Networks::random(5))
+    }
+
+    /// Searches `game` and returns the result and the reports.
+    fn go(engine: &mut Engine, game: &Game, limits: &Limits) -> (SearchResult, Vec<Report>) {
+        let mut reports = Vec::new();
+        let result = engine.go(game, limits, Arc::default(), &mut |report| reports.push(report.clone()));
+        (result.expect("a legal move"), reports)
+    }
+
+    fn infos(reports: &[Report]) -> Vec<&Info> {
+        reports
+            .iter()
+            .filter_map(|r| match r {
+                Report::Info(info) => Some(info),
+                Report::String(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn multipv_searches_distinct_lines_best_first_and_plays_the_first() {
+        let mut engine = engine();
+        engine.set_option("MultiPV", "3").unwrap();
+        let game = Game::from_uci(None, &["e2e4", "e7e5"]).unwrap();
+        let (result, reports) = go(&mut engine, &game, &Limits::depth(4));
+        let all = infos(&reports);
+        for depth in 1..=4 {
+            let lines: Vec<&&Info> = all.iter().filter(|i| i.depth == depth).collect();
+            assert_eq!(lines.iter().map(|i| i.multipv).collect::<Vec<_>>(), [1, 2, 3], "depth {depth}");
+            let firsts: Vec<Move> = lines.iter().map(|i| i.pv[0]).collect();
+            assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2], "{lines:?}");
+            let cp = |i: &Info| match i.score {
+                Score::Cp(cp) => cp,
+                Score::Mate(n) => n.signum() * MATE,
+            };
+            assert!(cp(lines[0]) >= cp(lines[1]) && cp(lines[1]) >= cp(lines[2]), "{lines:?}");
+            for line in &lines {
+                assert!(line.hashfull.is_some() && line.seldepth >= line.depth, "{line:?}");
+                let mut position = game.position().clone();
+                for m in &line.pv {
+                    assert!(position.is_legal(*m), "{line:?}");
+                    position.play_unchecked(*m);
+                }
+            }
+        }
+        let last = all.iter().find(|i| i.depth == 4 && i.multipv == 1).unwrap();
+        assert_eq!((result.best, result.score), (last.pv[0], last.score));
+        // No more lines than root moves (two here), and only among `searchmoves`.
+        let game = Game::from_uci(Some("k7/8/2Q5/8/8/8/8/6K1 b - - 0 1"), &[]).unwrap();
+        assert_eq!(game.position().legal_moves().len(), 2);
+        let (_, reports) = go(&mut engine, &game, &Limits::depth(3));
+        assert!(infos(&reports).iter().all(|i| i.multipv <= 2) && infos(&reports).len() == 6, "{reports:?}");
+        let start = Game::default();
+        let only: Vec<Move> = start.position().legal_moves().into_iter().take(2).collect();
+        let limits = Limits { search_moves: only.clone(), ..Limits::depth(2) };
+        let (result, reports) = go(&mut engine, &start, &limits);
+        assert!(infos(&reports).iter().all(|i| i.multipv <= 2 && only.contains(&i.pv[0])), "{reports:?}");
+        assert!(only.contains(&result.best));
+    }
+
+    #[test]
+    fn clear_hash_empties_the_tables_in_place_and_the_tree() {
+        let mut engine = engine();
+        engine.set_option("Hash", "1").unwrap();
+        go(&mut engine, &Game::default(), &Limits::depth(5));
+        let hashfull = engine.tt.hashfull();
+        assert!(hashfull > 10, "{hashfull}");
+        engine.set_option("Search", "mcts").unwrap();
+        go(&mut engine, &Game::default(), &Limits { nodes: Some(50), ..Limits::default() });
+        assert!(engine.mcts.tree_size() > 1);
+        let (tt, compare) = (format!("{:?}", engine.tt), format!("{:?}", engine.compare_table));
+        engine.set_option("Clear Hash", "").unwrap();
+        assert_eq!((engine.tt.hashfull(), engine.mcts.tree_size()), (0, 0));
+        assert_eq!((format!("{:?}", engine.tt), format!("{:?}", engine.compare_table)), (tt, compare));
+    }
+
+    #[test]
+    fn show_wdl_adds_chances_that_match_the_score() {
+        let mut engine = engine();
+        let game = Game::default();
+        let (_, reports) = go(&mut engine, &game, &Limits::depth(2));
+        assert!(infos(&reports).iter().all(|i| i.wdl.is_none()));
+        engine.set_option("UCI_ShowWDL", "true").unwrap();
+        let scale = engine.networks.value.centipawns_per_unit();
+        for search in ["eval", "compare", "policy", "mcts"] {
+            engine.set_option("Search", search).unwrap();
+            let limits = Limits { nodes: (search == "mcts").then_some(100), ..Limits::depth(2) };
+            let (_, reports) = go(&mut engine, &game, &limits);
+            let scale = if search == "mcts" { VALUE_CP_PER_LOGIT } else { scale };
+            for info in infos(&reports) {
+                assert_eq!(info.wdl, Some(wdl(info.score, scale)), "{search}: {info:?}");
+                assert!(info.to_uci(CastlingMode::Standard).contains(" wdl "), "{search}");
+            }
+        }
+        // Mate in one: certain.
+        engine.set_option("Search", "eval").unwrap();
+        let mate = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
+        let (_, reports) = go(&mut engine, &mate, &Limits::depth(2));
+        assert_eq!(infos(&reports).last().unwrap().wdl, Some([1000, 0, 0]));
+    }
+
+    #[test]
+    fn the_reply_to_ponder_comes_from_the_table_when_the_pv_is_one_move() {
+        let mut engine = engine();
+        let game = Game::default();
+        go(&mut engine, &game, &Limits::depth(5));
+        let (result, reports) = go(&mut engine, &game, &Limits::depth(1));
+        // Depth 1 in the start position: quiescence adds nothing to the best move.
+        assert_eq!(infos(&reports).last().unwrap().pv.len(), 1);
+        assert_eq!(result.pv.len(), 2, "{result:?}");
+        let mut after = game.position().clone();
+        after.play_unchecked(result.best);
+        assert!(after.is_legal(result.pv[1]));
+    }
+
+    #[test]
+    fn chess960_is_the_castling_mode_of_the_option() {
+        let mut engine = engine();
+        assert_eq!(engine.castling_mode(), CastlingMode::Standard);
+        engine.set_option("UCI_Chess960", "true").unwrap();
+        assert_eq!(engine.castling_mode(), CastlingMode::Chess960);
     }
 }

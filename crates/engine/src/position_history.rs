@@ -58,14 +58,22 @@ impl Game {
         Game { position, history: Vec::new() }
     }
 
-    /// A game from a FEN (or the start position for `None`) and UCI moves.
+    /// A game from a FEN (or the start position for `None`) and UCI moves, standard chess.
     pub fn from_uci(fen: Option<&str>, moves: &[&str]) -> Result<Game, GameError> {
+        Game::from_uci_in(fen, moves, CastlingMode::Standard)
+    }
+
+    /// A game from a FEN (or the start position for `None`) and UCI moves, with castling
+    /// rights as `mode` allows them: `Chess960` also takes X-FEN and Shredder-FEN rights
+    /// (rooks on any file). Castling is read as the king taking its rook (`e1h1`) or, where
+    /// unambiguous, as the king's two-square move (`e1g1`).
+    pub fn from_uci_in(fen: Option<&str>, moves: &[&str], mode: CastlingMode) -> Result<Game, GameError> {
         let position = match fen {
             None => Chess::default(),
             Some(text) => {
                 let bad = |reason: String| GameError::Fen { fen: text.to_string(), reason };
                 let parsed: Fen = text.parse().map_err(|e| bad(format!("{e}")))?;
-                parsed.into_position(CastlingMode::Standard).map_err(|e| bad(format!("{e}")))?
+                parsed.into_position(mode).map_err(|e| bad(format!("{e}")))?
             }
         };
         let mut game = Game::new(position);

@@ -4,6 +4,11 @@
 //!
 //! Malformed input never ends the session: it is answered with `info string error: …`
 //! and the engine keeps its previous, valid state.
+//!
+//! `go ponder` searches without time limits until `ponderhit` (from which the clock
+//! counts) or `stop`; its `bestmove` waits for one of them. Under `UCI_Chess960`
+//! positions take Chess960 castling rights and castling is written as the king taking
+//! its rook.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,13 +16,13 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use shakmaty::Move;
 use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Move};
 
 use crate::engine::Engine;
 use crate::engine::options::OPTIONS;
 use crate::position_history::Game;
-use crate::search::{Limits, uci_move};
+use crate::search::{Limits, Ponder, uci_move_in};
 
 /// Shared output: lines are written whole and flushed.
 #[derive(Clone)]
@@ -39,6 +44,8 @@ impl Output {
 struct Running {
     handle: JoinHandle<Engine>,
     stop: Arc<AtomicBool>,
+    /// The `ponderhit` of a `go ponder`.
+    ponder: Option<Ponder>,
 }
 
 /// The protocol state.
@@ -50,6 +57,8 @@ struct Session {
     rejected: Option<String>,
     engine: Option<Engine>,
     running: Option<Running>,
+    /// How positions and moves are read and written (`UCI_Chess960`).
+    mode: CastlingMode,
 }
 
 /// Runs a UCI session on `input` and `output` until `quit` or the end of the input.
@@ -58,20 +67,29 @@ pub fn run(engine: Engine, input: impl BufRead, output: impl Write + Send + 'sta
         out: Output(Arc::new(Mutex::new(Box::new(output)))),
         game: Game::default(),
         rejected: None,
+        mode: engine.castling_mode(),
         engine: Some(engine),
         running: None,
     };
-    for line in input.lines() {
-        let line = line?;
-        if !session.command(line.trim()) {
-            break;
-        }
-    }
+    let read = session.read(input);
+    // A search still running (`go infinite`, `go ponder`) ends with the session, answered.
     session.finish_search(true);
-    Ok(())
+    read
 }
 
 impl Session {
+    /// Handles the commands of `input` until `quit`, its end or a read error. A line that
+    /// is not UTF-8 is read with replacement characters (and answered as unknown).
+    fn read(&mut self, mut input: impl BufRead) -> std::io::Result<()> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line)? == 0 || !self.command(String::from_utf8_lossy(&line).trim()) {
+                return Ok(());
+            }
+        }
+    }
+
     /// Handles one command; false for `quit`.
     fn command(&mut self, line: &str) -> bool {
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
@@ -97,7 +115,7 @@ impl Session {
             "position" => self.position(rest),
             "go" => self.go(rest),
             "stop" => self.finish_search(true),
-            "ponderhit" => self.out.line("info string ponderhit ignored: pondering is not supported"),
+            "ponderhit" => self.ponderhit(),
             "quit" => return false,
             "debug" | "register" => {}
             "d" => self.out.line(&format!(
@@ -143,6 +161,16 @@ impl Session {
         if let Err(e) = self.engine().set_option(name, value) {
             self.out.error(&e);
         }
+        self.mode = self.engine().castling_mode();
+    }
+
+    /// The opponent played the move pondered on: the running `go ponder` search now
+    /// counts its time.
+    fn ponderhit(&mut self) {
+        match self.running.as_ref().and_then(|running| running.ponder.as_ref()) {
+            Some(ponder) => ponder.hit(),
+            None => self.out.line("info string ponderhit ignored: no `go ponder` search is running"),
+        }
     }
 
     fn position(&mut self, rest: &str) {
@@ -157,7 +185,7 @@ impl Session {
         } else {
             return self.reject(format!("position needs `startpos` or `fen`: `position {rest}`"));
         };
-        match Game::from_uci(fen, &moves) {
+        match Game::from_uci_in(fen, &moves, self.mode) {
             Ok(game) => {
                 self.finish_search(true);
                 self.game = game;
@@ -185,18 +213,21 @@ impl Session {
         let stop = Arc::new(AtomicBool::new(false));
         let out = self.out.clone();
         let flag = stop.clone();
+        let mode = self.mode;
+        let ponder = limits.ponder.clone();
         let handle = std::thread::spawn(move || {
-            let result = engine.go(&game, &limits, flag.clone(), &mut |info| out.line(&info.uci()));
-            if limits.infinite {
-                // UCI: after `go infinite` the best move waits for `stop`.
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+            let result = engine.go(&game, &limits, flag.clone(), &mut |report| out.line(&report.to_uci(mode)));
+            // UCI: after `go infinite` the best move waits for `stop`, after `go ponder` for
+            // `ponderhit` or `stop`.
+            let pondering = || limits.ponder.as_ref().is_some_and(|p| p.hit_at().is_none());
+            while (limits.infinite || pondering()) && !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(1));
             }
             match result {
                 Some(result) => {
-                    let ponder = result.pv.get(1).map(|m| format!(" ponder {}", uci_move(m))).unwrap_or_default();
-                    out.line(&format!("bestmove {}{ponder}", uci_move(&result.best)));
+                    let ponder =
+                        result.pv.get(1).map(|m| format!(" ponder {}", uci_move_in(m, mode))).unwrap_or_default();
+                    out.line(&format!("bestmove {}{ponder}", uci_move_in(&result.best, mode)));
                 }
                 None => {
                     out.line("info string no legal moves: the game is over");
@@ -205,7 +236,7 @@ impl Session {
             }
             engine
         });
-        self.running = Some(Running { handle, stop });
+        self.running = Some(Running { handle, stop, ponder });
     }
 }
 
@@ -261,7 +292,7 @@ fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
             "nodes" => limits.nodes = number().map(|v| v.max(1) as u64),
             "mate" => limits.depth = number().map(|v| (2 * v - 1).clamp(1, 100) as u32),
             "infinite" => limits.infinite = true,
-            "ponder" => {}
+            "ponder" => limits.ponder = Some(Ponder::default()),
             "searchmoves" => {
                 while let Some(text) = tokens.get(i).filter(|t| !GO_KEYWORDS.contains(t)) {
                     i += 1;
@@ -282,9 +313,10 @@ fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
         || limits.nodes.is_some()
         || limits.move_time.is_some()
         || limits.time[side].is_some();
-    // A bare `go` searches until `stop`, as in Stockfish; `go` with arguments of which none
-    // bounds this side's search (a bad number, only the opponent's clock) gets a default.
-    if !bounded && !tokens.is_empty() {
+    // A bare `go` (or `go ponder`) searches until `stop`, as in Stockfish; `go` with
+    // arguments of which none bounds this side's search (a bad number, only the
+    // opponent's clock) gets a default.
+    if !bounded && tokens.iter().any(|t| *t != "ponder") {
         out.error(&format!(
             "go {rest}: no limit for {} to move; searching {} ms",
             turn.fold_wb("white", "black"),

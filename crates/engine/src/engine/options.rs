@@ -115,6 +115,10 @@ const fn combo(
     UciOption { name, aliases: &[], doc, kind: OptionType::Combo { default, choices, effect: Effect(effect) } }
 }
 
+const fn button(name: &'static str, doc: &'static str, effect: fn(&mut Engine, ())) -> UciOption {
+    UciOption { name, aliases: &[], doc, kind: OptionType::Button { effect: Effect(effect) } }
+}
+
 const fn text(
     name: &'static str,
     default: &'static str,
@@ -230,9 +234,12 @@ pub static OPTIONS: &[UciOption] = &[
     spin(
         "Hash",
         (DEFAULT_HASH_MB as i64, 1, 65536),
-        "size in MB of each alpha-beta search's transposition table (setting it empties them)",
+        "size in MB of each alpha-beta search's transposition table (setting it empties them) and bound of the MCTS tree",
         |e, megabytes| e.resize_tables(megabytes as usize),
     ),
+    button("Clear Hash", "empties the transposition tables (keeping their memory) and drops the MCTS tree", |e, ()| {
+        e.clear_hash()
+    }),
     spin("Threads", (1, 1, 256), "threads of the evaluation search (Lazy SMP)", |e, threads| {
         e.settings.threads = threads as usize;
         Ok(())
@@ -260,7 +267,37 @@ pub static OPTIONS: &[UciOption] = &[
             },
         )
     },
+    spin(
+        "MultiPV",
+        (1, 1, MAX_MULTIPV),
+        "lines searched and reported, best first (evaluation search and MCTS; the others report one)",
+        |e, lines| {
+            e.settings.multipv = lines as usize;
+            Ok(())
+        },
+    ),
+    check(
+        "UCI_ShowWDL",
+        false,
+        "win/draw/loss permille in `info`: W = E², D = 2E(1−E), L = (1−E)², E the expected score",
+        |e, on| e.settings.show_wdl = on,
+    ),
+    check(
+        "UCI_Chess960",
+        false,
+        "Chess960: X-FEN/Shredder-FEN castling rights, castling written as the king taking its rook",
+        |e, on| e.settings.chess960 = on,
+    ),
+    check(
+        "Ponder",
+        false,
+        "the GUI may send `go ponder`; under a clock the soft time limit grows by a quarter",
+        |e, on| e.settings.ponder = on,
+    ),
 ];
+
+/// Most lines `MultiPV` takes (more than any position's legal moves).
+pub const MAX_MULTIPV: i64 = 256;
 
 /// The option called `name` (any case, surrounding spaces ignored), or one of whose
 /// aliases it is.

@@ -18,8 +18,8 @@ use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::ordering::{Prediction, mvv_lva};
-use super::tt::{pack_move, unpack_move};
-use super::{Control, Info, MATE, MAX_PLY, Reporter, Score, SearchResult};
+use super::tt::{HASHFULL_SAMPLE, pack_move, unpack_move};
+use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Code, Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 
@@ -102,6 +102,12 @@ impl CompareTable {
         self.slots.iter_mut().for_each(|s| *s = None);
     }
 
+    /// How full the table is, in permille of the first 1000 slots (UCI's `hashfull`).
+    pub fn hashfull(&self) -> u32 {
+        let sample = &self.slots[..self.slots.len().min(HASHFULL_SAMPLE)];
+        (sample.iter().filter(|slot| slot.is_some()).count() * 1000 / sample.len()) as u32
+    }
+
     fn index(&self, key: u64) -> usize {
         ((u128::from(key) * self.slots.len() as u128) >> 64) as usize
     }
@@ -151,14 +157,11 @@ pub fn search(
         };
         let result = searcher.result(&root, Some(&outcome), depth);
         debug_assert_eq!(result.best, best);
-        reporter(&Info {
-            depth: depth as u32,
-            seldepth: searcher.seldepth as u32,
-            score: result.score,
-            nodes: searcher.nodes,
-            time_ms: control.elapsed_ms(),
-            pv: result.pv.clone(),
-        });
+        let seldepth = searcher.seldepth as u32;
+        let info =
+            Info::new(depth as u32, seldepth, result.score, searcher.nodes, control.elapsed_ms(), result.pv.clone());
+        let hashfull = options.tt.then(|| searcher.table.hashfull());
+        reporter(&Report::Info(Info { hashfull, ..info }));
         completed = Some(result);
         if !control.another_iteration() {
             break;
@@ -523,6 +526,30 @@ mod tests {
                 assert_eq!((uci_move(&result.best), result.score), ("a1a6".to_string(), Score::Mate(2)), "{options:?}");
             }
         }
+    }
+
+    #[test]
+    fn hashfull_reports_the_table_in_use() {
+        let networks = Networks::random(6);
+        let game = Game::default();
+        let mut table = CompareTable::new(1);
+        assert_eq!(table.hashfull(), 0);
+        let mut reported = Vec::new();
+        let options = CompareOptions { tt: true, ordering: false };
+        let control = Control::unlimited(Some(2));
+        search(&networks, &game, options, &mut table, &control, &mut |report| {
+            if let Report::Info(info) = report {
+                reported.push(info.hashfull);
+            }
+        });
+        let full = table.hashfull();
+        assert!(full > 0 && reported.last() == Some(&Some(full)), "{full} {reported:?}");
+        table.clear();
+        assert_eq!(table.hashfull(), 0);
+        let options = CompareOptions { tt: false, ordering: false };
+        search(&networks, &game, options, &mut table, &Control::unlimited(Some(1)), &mut |report| {
+            assert!(matches!(report, Report::Info(Info { hashfull: None, .. })), "{report:?}");
+        });
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::ordering::{Prediction, mvv_lva};
 use super::see::{piece_value, see};
 use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
-use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Reporter, Score, SearchResult};
+use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{Game, KeyStack, key};
 
@@ -267,13 +267,15 @@ struct Searcher<'a> {
     /// The static evaluation at each ply (`-INFINITY` in check), for `improving`.
     evals: Vec<i32>,
     /// The move a singular-extension search leaves out at each ply.
-    excluded: Vec<Option<Move>>,
+    singular_excluded: Vec<Option<Move>>,
     /// Quiet moves and captures searched so far at each ply, for history maluses.
     tried: Vec<(Vec<Move>, Vec<Move>)>,
     /// The moves of each ply with their ordering keys (buffers reused node after node).
     ordered: Vec<OrderedMoves>,
     /// Nodes spent below each root move over all iterations.
     root_nodes: Vec<(Move, u64)>,
+    /// Root moves left out of the current `MultiPV` line: the earlier lines' first moves.
+    excluded: Vec<Move>,
     pv: Vec<Vec<Move>>,
     nodes: u64,
     unflushed: u64,
@@ -310,8 +312,9 @@ impl<'a> Searcher<'a> {
             evals: vec![-INFINITY; MAX_PLY + 1],
             tried: vec![(Vec::new(), Vec::new()); MAX_PLY + 1],
             ordered: (0..=MAX_PLY).map(|_| OrderedMoves::default()).collect(),
-            excluded: vec![None; MAX_PLY + 1],
+            singular_excluded: vec![None; MAX_PLY + 1],
             root_nodes: Vec::new(),
+            excluded: Vec::new(),
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
             nodes: 0,
@@ -323,39 +326,66 @@ impl<'a> Searcher<'a> {
 
     /// Iterative deepening from `start_depth` until a limit; the last completed
     /// iteration's move (or, if none completed, the best found so far, or the first
-    /// legal move).
+    /// legal move). Under `MultiPV` each iteration searches the best line, then the best
+    /// line without the first moves of the lines found so far, and so on (as Stockfish
+    /// does), and reports the lines best first; the first line's move is played.
     fn iterate(&mut self, start_depth: i32, reporter: Reporter<'_>) -> SearchResult {
         let root = self.root.clone();
         self.keys.push(key(&root));
         let max_depth = self.control.depth.map_or(MAX_PLY as i32 - 1, |d| (d as i32).clamp(1, MAX_PLY as i32 - 1));
+        let root_moves = root.legal_moves().into_iter().filter(|m| !self.skipped_at_root(m)).count();
+        let lines = self.control.multipv.clamp(1, root_moves.max(1));
         let mut completed: Option<SearchResult> = None;
-        let mut previous = 0;
+        let mut previous = vec![0; lines];
         let mut time_manager = TimeManager::default();
         for depth in start_depth.min(max_depth)..=max_depth {
-            let score = self.aspiration(&root, depth, previous);
-            if self.aborted {
+            // (score, principal variation) of each line found at this depth.
+            let mut found: Vec<(i32, Vec<Move>)> = Vec::with_capacity(lines);
+            let mut last_score = 0;
+            self.excluded.clear();
+            for &center in &previous {
+                last_score = self.aspiration(&root, depth, center);
+                if self.aborted || self.pv[0].is_empty() {
+                    break;
+                }
+                found.push((last_score, self.pv[0].clone()));
+                self.excluded.push(self.pv[0][0]);
+            }
+            self.excluded.clear();
+            let Some((first_score, first_pv)) = found.first().cloned() else {
+                // The first line did not finish: the previous iteration stands.
                 if completed.is_none() && !self.pv[0].is_empty() {
-                    completed = Some(self.result(score, depth - 1));
+                    completed = Some(self.result(last_score, self.pv[0].clone(), depth - 1));
                 }
                 break;
+            };
+            if lines > 1 && self.options.tt {
+                // The later lines stored their own best moves at the root: the first line's
+                // move leads the next iteration again.
+                self.tt.store(key(&root), 0, depth, first_score, Bound::Exact, pack_move(&first_pv[0]), None);
             }
-            previous = score;
-            let result = self.result(score, depth);
-            reporter(&Info {
-                depth: depth as u32,
-                seldepth: self.seldepth as u32,
-                score: result.score,
-                nodes: result.nodes,
-                time_ms: self.control.elapsed_ms(),
-                pv: result.pv.clone(),
-            });
+            found.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+            for (center, (score, _)) in previous.iter_mut().zip(&found) {
+                *center = *score;
+            }
+            let hashfull = self.options.tt.then(|| self.tt.hashfull());
+            for (line, (score, pv)) in found.iter().enumerate() {
+                let result = self.result(*score, pv.clone(), depth);
+                let time_ms = self.control.elapsed_ms();
+                let info =
+                    Info::new(depth as u32, self.seldepth as u32, result.score, result.nodes, time_ms, result.pv);
+                reporter(&Report::Info(Info { multipv: line as u32 + 1, hashfull, ..info }));
+            }
+            let (score, pv) = found.swap_remove(0);
+            let result = self.result(score, pv, depth);
+            let finished = found.len() + 1 == lines;
             let scale = if self.options.time_management {
                 time_manager.update(result.best, score, self.root_node_share(&result.best))
             } else {
                 1.0
             };
             completed = Some(result);
-            if !self.control.another_iteration_scaled(scale) {
+            if !finished || !self.control.another_iteration_scaled(scale) {
                 break;
             }
         }
@@ -367,6 +397,12 @@ impl<'a> Searcher<'a> {
         })
     }
 
+    /// Whether the root move `m` is left out: not among `go searchmoves`, or the first
+    /// move of a line already found in this `MultiPV` iteration.
+    fn skipped_at_root(&self, m: &Move) -> bool {
+        (!self.search_moves.is_empty() && !self.search_moves.contains(m)) || self.excluded.contains(m)
+    }
+
     /// The share of the root's nodes spent below `best`.
     fn root_node_share(&self, best: &Move) -> f64 {
         let total: u64 = self.root_nodes.iter().map(|(_, n)| n).sum();
@@ -374,11 +410,11 @@ impl<'a> Searcher<'a> {
         best_nodes as f64 / total.max(1) as f64
     }
 
-    fn result(&self, score: i32, depth: i32) -> SearchResult {
+    fn result(&self, score: i32, pv: Vec<Move>, depth: i32) -> SearchResult {
         SearchResult {
-            best: self.pv[0][0],
+            best: pv[0],
             score: Score::from_internal(score),
-            pv: self.pv[0].clone(),
+            pv,
             depth: depth.max(0) as u32,
             nodes: self.total(),
         }
@@ -489,7 +525,7 @@ impl<'a> Searcher<'a> {
         let pv_node = beta - alpha > 1;
         // A singular-extension search of this node without `excluded`: no table cut, no
         // pruning before the moves, nothing stored.
-        let excluded = self.excluded[ply];
+        let excluded = self.singular_excluded[ply];
         if !root && (self.keys.is_repetition(position.halfmoves()) || position.is_insufficient_material()) {
             return 0;
         }
@@ -606,9 +642,9 @@ impl<'a> Searcher<'a> {
             && entry.score.abs() < MATE_BOUND
         {
             let singular_beta = entry.score - SINGULAR_MARGIN * depth;
-            self.excluded[ply] = Some(tt_m);
+            self.singular_excluded[ply] = Some(tt_m);
             let score = self.negamax(position, (depth - 1) / 2, singular_beta - 1, singular_beta, ply, false);
-            self.excluded[ply] = None;
+            self.singular_excluded[ply] = None;
             // The search without the move leaves its line behind: not this node's.
             self.pv[ply].clear();
             if self.aborted {
@@ -640,7 +676,7 @@ impl<'a> Searcher<'a> {
             && eval + FUTILITY_MARGIN * depth <= alpha;
         let turn = position.turn();
         while let Some(m) = ordered.next_best() {
-            if (root && !self.search_moves.is_empty() && !self.search_moves.contains(&m)) || Some(m) == excluded {
+            if (root && self.skipped_at_root(&m)) || Some(m) == excluded {
                 continue;
             }
             let child = played(position, m);

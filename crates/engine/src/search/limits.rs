@@ -1,11 +1,29 @@
 //! Search limits from `go`, and the control a running search polls: stop flag, time
 //! budget and node budget.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use shakmaty::{Color, Move};
+
+/// The `ponderhit` of a `go ponder`, shared by the protocol (which sends it) and the
+/// search (whose clock starts with it).
+#[derive(Clone, Debug, Default)]
+pub struct Ponder(Arc<OnceLock<Instant>>);
+
+impl Ponder {
+    /// The opponent played the expected move: the clock starts now (a second call
+    /// changes nothing).
+    pub fn hit(&self) {
+        let _ = self.0.set(Instant::now());
+    }
+
+    /// When `ponderhit` came, if it has.
+    pub fn hit_at(&self) -> Option<Instant> {
+        self.0.get().copied()
+    }
+}
 
 /// The limits of one `go` command.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +44,9 @@ pub struct Limits {
     pub infinite: bool,
     /// Only these root moves (empty: all).
     pub search_moves: Vec<Move>,
+    /// `go ponder`: the time limits apply only from the `ponderhit`, and the search runs
+    /// without them until then.
+    pub ponder: Option<Ponder>,
 }
 
 impl Limits {
@@ -40,15 +61,15 @@ impl Limits {
     }
 
     /// The time budget: a soft limit (do not start another iteration after it) and a
-    /// hard limit (abort the search), for the side `turn`, keeping `overhead` in hand
-    /// for communication delays.
+    /// hard limit (abort the search), for the side `turn`. A clock keeps `overhead` in hand
+    /// for communication delays; a fixed `movetime` is used whole, as the GUI asked.
     pub fn budget(&self, turn: Color, overhead: Duration) -> (Option<Duration>, Option<Duration>) {
         const MIN: Duration = Duration::from_millis(1);
         if self.infinite {
             return (None, None);
         }
         if let Some(t) = self.move_time {
-            let t = t.saturating_sub(overhead).max(MIN);
+            let t = t.max(MIN);
             return (Some(t), Some(t));
         }
         let side = usize::from(turn == Color::Black);
@@ -70,6 +91,8 @@ impl Limits {
 pub struct Control {
     stop: Arc<AtomicBool>,
     start: Instant,
+    /// Under `go ponder`, the `ponderhit` from which the time limits count.
+    ponder: Option<Ponder>,
     soft: Option<Duration>,
     hard: Option<Duration>,
     nodes: Option<u64>,
@@ -81,6 +104,9 @@ pub struct Control {
     pub depth: Option<u32>,
     /// Only these root moves (empty: all).
     pub search_moves: Vec<Move>,
+    /// How many best lines to search and report (`MultiPV`; searches without it report
+    /// one line).
+    pub multipv: usize,
 }
 
 impl Control {
@@ -90,6 +116,7 @@ impl Control {
         Control {
             stop,
             start: Instant::now(),
+            ponder: limits.ponder.clone(),
             soft,
             hard,
             nodes: limits.nodes,
@@ -97,6 +124,7 @@ impl Control {
             nodes_seen: Arc::default(),
             depth: limits.depth,
             search_moves: limits.search_moves.clone(),
+            multipv: 1,
         }
     }
 
@@ -105,6 +133,7 @@ impl Control {
         Control {
             stop: Arc::new(AtomicBool::new(false)),
             start: Instant::now(),
+            ponder: None,
             soft: None,
             hard: None,
             nodes: None,
@@ -112,7 +141,40 @@ impl Control {
             nodes_seen: Arc::default(),
             depth,
             search_moves: Vec::new(),
+            multipv: 1,
         }
+    }
+
+    /// This control with a quarter more soft time under a clock (within the hard limit),
+    /// as Stockfish does when the GUI allows pondering (`Ponder`): the time spent on the
+    /// opponent's clock comes back with every ponderhit. A fixed `movetime` is unchanged.
+    pub fn with_ponder_bonus(mut self) -> Control {
+        if let (Some(soft), Some(hard)) = (self.soft, self.hard)
+            && soft != hard
+        {
+            self.soft = Some((soft + soft / 4).min(hard));
+        }
+        self
+    }
+
+    /// This control searching the `lines` best lines (at least one).
+    pub fn with_multipv(mut self, lines: usize) -> Control {
+        self.multipv = lines.max(1);
+        self
+    }
+
+    /// The time on the clock: since the start, or under `go ponder` since the
+    /// `ponderhit` (`None` before it: no time limit applies yet).
+    fn clock(&self) -> Option<Duration> {
+        match &self.ponder {
+            None => Some(self.start.elapsed()),
+            Some(ponder) => ponder.hit_at().map(|hit| hit.elapsed()),
+        }
+    }
+
+    /// Whether the clock has reached `limit`.
+    fn past(&self, limit: Option<Duration>) -> bool {
+        limit.is_some_and(|limit| self.clock().is_some_and(|clock| clock >= limit))
     }
 
     /// Whether the search must stop now: `stop` was sent, the hard time limit passed or
@@ -121,14 +183,12 @@ impl Control {
         if self.soft_nodes.is_some() {
             self.nodes_seen.store(nodes, Ordering::Relaxed);
         }
-        self.stop.load(Ordering::Relaxed)
-            || self.nodes.is_some_and(|n| nodes >= n)
-            || self.hard.is_some_and(|h| self.start.elapsed() >= h)
+        self.stop.load(Ordering::Relaxed) || self.nodes.is_some_and(|n| nodes >= n) || self.past(self.hard)
     }
 
     /// Whether the hard time limit has passed.
     pub fn hard_expired(&self) -> bool {
-        self.hard.is_some_and(|h| self.start.elapsed() >= h)
+        self.past(self.hard)
     }
 
     /// This control with a soft node limit: no iteration starts once the search has
@@ -146,7 +206,7 @@ impl Control {
 
     /// Whether the soft limit has passed (or `stop` was sent).
     pub fn soft_expired(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.soft.is_some_and(|s| self.start.elapsed() >= s)
+        self.stop.load(Ordering::Relaxed) || self.past(self.soft)
     }
 
     /// Whether an iterative-deepening search should start another iteration. Under a
@@ -165,10 +225,11 @@ impl Control {
         {
             return false;
         }
+        let Some(clock) = self.clock() else { return true };
         match self.soft {
             None => true,
-            Some(soft) if Some(soft) == self.hard => self.start.elapsed() < soft,
-            Some(soft) => self.start.elapsed() < soft.mul_f64(0.6 * scale),
+            Some(soft) if Some(soft) == self.hard => clock < soft,
+            Some(soft) => clock < soft.mul_f64(0.6 * scale),
         }
     }
 
@@ -230,5 +291,48 @@ mod tests {
         assert!(control.another_iteration() && control.another_iteration_scaled(0.1));
         std::thread::sleep(Duration::from_millis(120));
         assert!(!control.another_iteration_scaled(0.1) && control.another_iteration_scaled(2.0));
+    }
+
+    #[test]
+    fn movetime_is_used_whole_and_only_the_clock_keeps_the_overhead() {
+        let overhead = Duration::from_millis(50);
+        let fixed = Limits::move_time(Duration::from_millis(1000));
+        let full = Some(Duration::from_millis(1000));
+        assert_eq!(fixed.budget(Color::White, overhead), (full, full));
+        assert_eq!(fixed.budget(Color::Black, Duration::from_secs(5)), (full, full));
+        // On the last move before a time control the overhead still comes off the clock.
+        let clock =
+            Limits { time: [Some(Duration::from_millis(1000)), None], moves_to_go: Some(1), ..Limits::default() };
+        let (_, hard) = clock.budget(Color::White, overhead);
+        assert_eq!(hard, Some(Duration::from_millis(950) * 4 / 5));
+    }
+
+    #[test]
+    fn pondering_has_no_time_limit_until_the_ponderhit() {
+        let ponder = Ponder::default();
+        let limits =
+            Limits { move_time: Some(Duration::from_millis(150)), ponder: Some(ponder.clone()), ..Limits::default() };
+        let control = Control::new(&limits, Color::White, Duration::ZERO, Arc::default());
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!control.must_stop(0) && !control.hard_expired() && !control.soft_expired());
+        assert!(control.another_iteration());
+        ponder.hit();
+        // The clock starts at the ponderhit: 150 ms from now, not from the start.
+        assert!(!control.must_stop(0) && control.another_iteration());
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(control.must_stop(0) && control.hard_expired() && !control.another_iteration());
+        assert!(control.elapsed_ms() >= 400, "the reported time still counts from the start");
+    }
+
+    #[test]
+    fn allowing_pondering_adds_a_quarter_to_the_soft_limit_of_a_clock() {
+        let clock = Limits { time: [Some(Duration::from_secs(30)), None], ..Limits::default() };
+        let plain = Control::new(&clock, Color::White, Duration::ZERO, Arc::default());
+        let bonus = plain.clone().with_ponder_bonus();
+        assert_eq!((plain.soft, bonus.soft), (Some(Duration::from_secs(1)), Some(Duration::from_millis(1250))));
+        assert_eq!(bonus.hard, plain.hard);
+        let fixed =
+            Control::new(&Limits::move_time(Duration::from_secs(1)), Color::White, Duration::ZERO, Arc::default());
+        assert_eq!(fixed.clone().with_ponder_bonus().soft, fixed.soft);
     }
 }

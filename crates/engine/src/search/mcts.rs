@@ -19,6 +19,11 @@
 //! or twice the node budget, and then plays the most visited. The tree is kept between
 //! moves: when the new root is a grandchild or child of the old one, its subtree is
 //! reused.
+//!
+//! The tree's memory (its nodes and their lists of children and untried moves) is bounded
+//! (the `Hash` option). When a search reaches the bound it says so once with a message
+//! and goes on without growing the tree: playouts end at the first node that would need
+//! memory and the evaluation net (or the rollout) judges it there.
 
 use deepchess_core::SparseFeatures;
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
@@ -29,7 +34,7 @@ use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Color, Move, Position};
 
 use super::ordering::move_probabilities;
-use super::{Control, Info, Reporter, Score, SearchResult};
+use super::{Control, Info, Report, Reporter, Score, SearchResult};
 use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 
@@ -37,8 +42,14 @@ use crate::position_history::{Game, KeyStack, is_rule_draw, key};
 pub const ROLLOUT_QUIET_PLIES: usize = 16;
 /// Longest random rollout; a draw beyond.
 pub const ROLLOUT_MAX_PLIES: usize = 400;
-/// Most nodes a tree may hold.
-const MAX_NODES: usize = 4_000_000;
+/// Memory of a new player's tree in MB (the `Hash` option's default).
+const DEFAULT_MEMORY_MB: usize = 16;
+/// Bytes of a node (its lists counted apart).
+const NODE_BYTES: usize = std::mem::size_of::<Node>();
+/// Bytes of a child's index in its parent's list of children.
+const CHILD_BYTES: usize = std::mem::size_of::<u32>();
+/// Bytes of a move in a list of untried moves (UCB1).
+const MOVE_BYTES: usize = std::mem::size_of::<Move>();
 
 /// How a new leaf is evaluated (and, for `Puct`, how children are selected).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -130,22 +141,65 @@ pub struct Mcts {
     pub options: MctsOptions,
     rng: Xoshiro256PlusPlus,
     tree: Vec<Node>,
+    /// Bytes the tree may take.
+    capacity: usize,
+    /// Bytes the tree takes: nodes, lists of children and of untried moves.
+    memory: usize,
+    /// Whether a playout of the current search found no room to grow the tree.
+    full: bool,
+    /// Deepest node a playout of the current search reached, in plies from the root.
+    seldepth: usize,
 }
 
 impl Mcts {
-    /// A player with a seeded random generator.
+    /// A player with a seeded random generator and a tree of at most 16 MB.
     pub fn new(options: MctsOptions, seed: u64) -> Mcts {
-        Mcts { options, rng: Xoshiro256PlusPlus::seed_from_u64(seed), tree: Vec::new() }
+        Mcts {
+            options,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            tree: Vec::new(),
+            capacity: DEFAULT_MEMORY_MB << 20,
+            memory: 0,
+            full: false,
+            seldepth: 0,
+        }
+    }
+
+    /// Bounds the tree to about `megabytes` MB (a larger tree kept from an earlier move
+    /// stays but does not grow).
+    pub fn set_memory(&mut self, megabytes: usize) {
+        self.capacity = megabytes.saturating_mul(1 << 20);
     }
 
     /// Drops the tree.
     pub fn clear(&mut self) {
         self.tree.clear();
+        self.memory = 0;
     }
 
     /// Nodes in the tree.
     pub fn tree_size(&self) -> usize {
         self.tree.len()
+    }
+
+    /// Bytes the tree takes, as counted against its bound.
+    pub fn tree_memory(&self) -> usize {
+        self.memory
+    }
+
+    /// How full the tree is, in permille of its bound (UCI's `hashfull`).
+    fn hashfull(&self) -> u32 {
+        (self.memory.saturating_mul(1000) / self.capacity.max(1)).min(1000) as u32
+    }
+
+    /// Whether `bytes` more fit within the bound.
+    fn room_for(&self, bytes: usize) -> bool {
+        self.memory.saturating_add(bytes) <= self.capacity
+    }
+
+    /// The bytes a node takes with its lists.
+    fn node_memory(node: &Node) -> usize {
+        NODE_BYTES + node.children.capacity() * CHILD_BYTES + node.untried.capacity() * MOVE_BYTES
     }
 
     /// Keeps the subtree of the node for `root_key` within two plies of the old root, or
@@ -164,6 +218,7 @@ impl Mcts {
         };
         let Some(root) = found else {
             self.tree = vec![Node::new(root_key, None, 1.0)];
+            self.memory = NODE_BYTES;
             return;
         };
         let mut old = std::mem::take(&mut self.tree);
@@ -176,6 +231,7 @@ impl Mcts {
                 node.expanded = false;
             }
             let children = std::mem::take(&mut node.children);
+            node.children.reserve_exact(children.len());
             let new_index = self.tree.len() as u32;
             self.tree.push(node);
             if parent != u32::MAX {
@@ -184,6 +240,7 @@ impl Mcts {
             stack.extend(children.into_iter().rev().map(|c| (c, new_index)));
         }
         self.tree[0].mv = None;
+        self.memory = self.tree.iter().map(Mcts::node_memory).sum();
     }
 
     /// Searches `game` (which must have a legal move) until the control says stop.
@@ -202,15 +259,17 @@ impl Mcts {
         let mut playouts = 0u64;
         let node_budget = control.nodes();
         let mut last_report = 0;
+        let mut said_full = false;
+        self.full = false;
+        self.seldepth = 0;
         loop {
             if playouts > 0 {
+                // A full tree's principal variation may never reach the depth.
                 let budget_spent = control.soft_expired()
                     || node_budget.is_some_and(|n| playouts >= n)
-                    || control.depth.is_some_and(|d| self.principal_variation().len() as u32 >= d);
-                let hard = control.stopped()
-                    || control.hard_expired()
-                    || node_budget.is_some_and(|n| playouts >= 2 * n)
-                    || self.tree.len() >= MAX_NODES;
+                    || control.depth.is_some_and(|d| self.full || self.principal_variation().len() as u32 >= d);
+                let hard =
+                    control.stopped() || control.hard_expired() || node_budget.is_some_and(|n| playouts >= 2 * n);
                 let extend = self.options.select == FinalMove::Both && self.disagree();
                 if hard || (budget_spent && !extend) {
                     break;
@@ -218,38 +277,76 @@ impl Mcts {
             }
             self.playout(networks, &root_position, &mut keys, search_moves, &mut scratch);
             playouts += 1;
+            if self.full && !said_full {
+                said_full = true;
+                reporter(&Report::String(format!(
+                    "MCTS tree full ({} nodes, {} MB, the Hash option): searching on without growing it",
+                    self.tree.len(),
+                    self.capacity >> 20
+                )));
+            }
             if control.elapsed_ms() >= last_report + 1000 {
                 last_report = control.elapsed_ms();
-                reporter(&self.info(playouts, control));
+                self.report(playouts, control, reporter);
             }
         }
-        let info = self.info(playouts, control);
-        reporter(&info);
         let best = self.final_child().and_then(|c| self.tree[c].mv).unwrap_or_else(|| root_position.legal_moves()[0]);
-        let mut pv = info.pv;
-        if pv.first() != Some(&best) {
-            pv = vec![best];
-        }
-        SearchResult { best, score: info.score, depth: pv.len() as u32, pv, nodes: playouts }
+        let lines = self.report(playouts, control, reporter);
+        let first = lines.into_iter().next();
+        let score = first.as_ref().map_or(Score::Cp(0), |info| info.score);
+        let pv = first.map(|info| info.pv).filter(|pv| pv.first() == Some(&best)).unwrap_or_else(|| vec![best]);
+        SearchResult { best, score, depth: pv.len() as u32, pv, nodes: playouts }
     }
 
-    fn info(&self, playouts: u64, control: &Control) -> Info {
-        let pv = self.principal_variation();
-        let score = self.final_child().map_or(Score::Cp(0), |c| score_of(&self.tree[c]));
-        Info {
-            depth: pv.len() as u32,
-            seldepth: pv.len() as u32,
-            score,
-            nodes: playouts,
-            time_ms: control.elapsed_ms(),
-            pv,
+    /// Reports the best lines (`MultiPV`, the final move's first, then by visits) and
+    /// returns them.
+    fn report(&self, playouts: u64, control: &Control, reporter: Reporter<'_>) -> Vec<Info> {
+        let lines = self.lines(playouts, control);
+        for info in &lines {
+            reporter(&Report::Info(info.clone()));
         }
+        lines
+    }
+
+    /// The best lines: one per root child with visits, up to `MultiPV`, the final move's
+    /// first, then by visits.
+    fn lines(&self, playouts: u64, control: &Control) -> Vec<Info> {
+        let Some(root) = self.tree.first() else { return Vec::new() };
+        let first = self.final_child();
+        let mut children: Vec<usize> = root
+            .children
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&c| self.tree[c].visits > 0 && Some(c) != first)
+            .collect();
+        children.sort_by(|&a, &b| {
+            let (a, b) = (&self.tree[a], &self.tree[b]);
+            b.visits.cmp(&a.visits).then(b.mean().total_cmp(&a.mean()))
+        });
+        let hashfull = Some(self.hashfull());
+        first
+            .into_iter()
+            .chain(children)
+            .take(control.multipv.max(1))
+            .enumerate()
+            .map(|(line, child)| {
+                let pv: Vec<Move> = self.tree[child].mv.into_iter().chain(self.line_from(child)).collect();
+                let score = score_of(&self.tree[child]);
+                let depth = pv.len() as u32;
+                let info = Info::new(depth, self.seldepth as u32, score, playouts, control.elapsed_ms(), pv);
+                Info { multipv: line as u32 + 1, hashfull, ..info }
+            })
+            .collect()
     }
 
     /// The most visited line.
     fn principal_variation(&self) -> Vec<Move> {
+        self.line_from(0)
+    }
+
+    /// The most visited line below `node`.
+    fn line_from(&self, mut node: usize) -> Vec<Move> {
         let mut pv = Vec::new();
-        let mut node = 0;
         while let Some(&child) = self.tree[node].children.iter().max_by_key(|&&c| self.tree[c as usize].visits) {
             let child = child as usize;
             if self.tree[child].visits == 0 {
@@ -303,8 +400,13 @@ impl Mcts {
         let puct = self.options.leaf == LeafEval::Puct;
         let result = loop {
             let node = *path.last().expect("path starts at the root");
+            self.seldepth = self.seldepth.max(path.len() - 1);
             if !self.tree[node].expanded {
-                self.expand(networks, node, &position, keys, if node == 0 { search_moves } else { &[] }, scratch);
+                let only = if node == 0 { search_moves } else { &[] };
+                if !self.expand(networks, node, &position, keys, only, scratch) {
+                    // No room for its moves: the node is judged as a leaf.
+                    break None;
+                }
                 if puct {
                     break self.tree[node].terminal;
                 }
@@ -312,15 +414,25 @@ impl Mcts {
             if let Some(result) = self.tree[node].terminal {
                 break Some(result);
             }
-            if let Some(m) = self.tree[node].untried.pop() {
-                position.play_unchecked(m);
-                let child = self.tree.len();
-                self.tree.push(Node::new(key(&position), Some(m), 0.0));
-                self.tree[node].children.push(child as u32);
-                keys.push(key(&position));
-                path.push(child);
-                self.expand(networks, child, &position, keys, &[], scratch);
-                break self.tree[child].terminal;
+            if !self.tree[node].untried.is_empty() {
+                if self.room_for(NODE_BYTES) {
+                    let m = self.tree[node].untried.pop().expect("an untried move");
+                    position.play_unchecked(m);
+                    let child = self.tree.len();
+                    self.tree.push(Node::new(key(&position), Some(m), 0.0));
+                    self.memory += NODE_BYTES;
+                    self.tree[node].children.push(child as u32);
+                    keys.push(key(&position));
+                    path.push(child);
+                    self.seldepth = self.seldepth.max(path.len() - 1);
+                    // A child without room for its own moves is judged as a leaf all the same.
+                    self.expand(networks, child, &position, keys, &[], scratch);
+                    break self.tree[child].terminal;
+                }
+                self.full = true;
+            }
+            if self.tree[node].children.is_empty() {
+                break None;
             }
             let child = self.select(node);
             position.play_unchecked(self.tree[child].mv.expect("children have moves"));
@@ -339,7 +451,8 @@ impl Mcts {
     }
 
     /// Generates a node's moves (children with priors for PUCT, untried moves for UCB1)
-    /// or marks it terminal.
+    /// or marks it terminal; false (the node left unexpanded) when its moves do not fit
+    /// within the memory bound.
     fn expand(
         &mut self,
         networks: &Networks,
@@ -348,23 +461,34 @@ impl Mcts {
         keys: &KeyStack,
         only: &[Move],
         scratch: &mut Scratch,
-    ) {
-        self.tree[node].expanded = true;
+    ) -> bool {
         let mut moves = position.legal_moves();
         if !only.is_empty() {
             moves.retain(|m| only.contains(m));
         }
         if moves.is_empty() {
             // The side that moved in mated (1) or stalemated (draw).
+            self.tree[node].expanded = true;
             self.tree[node].terminal = Some(if position.is_check() { 1.0 } else { 0.5 });
-            return;
+            return true;
         }
         if node != 0 && (is_rule_draw(position) || keys.is_repetition(position.halfmoves())) {
+            self.tree[node].expanded = true;
             self.tree[node].terminal = Some(0.5);
             self.tree[node].repetition = !is_rule_draw(position);
-            return;
+            return true;
         }
-        if self.options.leaf == LeafEval::Puct {
+        let puct = self.options.leaf == LeafEval::Puct;
+        // PUCT makes every child now; UCB1 keeps the moves and room for their indices.
+        let bytes = moves.len() * if puct { NODE_BYTES + CHILD_BYTES } else { MOVE_BYTES + CHILD_BYTES };
+        if !self.room_for(bytes) {
+            self.full = true;
+            return false;
+        }
+        self.memory += bytes;
+        self.tree[node].expanded = true;
+        self.tree[node].children.reserve_exact(moves.len());
+        if puct {
             let priors = move_probabilities(&networks.movepred, position, &moves, scratch);
             let total: f32 = priors.iter().sum::<f32>().max(f32::MIN_POSITIVE);
             for (m, p) in moves.into_iter().zip(priors) {
@@ -378,6 +502,7 @@ impl Mcts {
             // Popped from the back: the generator's first move is tried first.
             self.tree[node].untried = moves.into_iter().rev().collect();
         }
+        true
     }
 
     fn select(&self, node: usize) -> usize {
@@ -525,5 +650,60 @@ mod tests {
         // Same seed, same search.
         let again = run(&mut Mcts::new(MctsOptions::default(), 7), &networks, &game, 300);
         assert_eq!(again.best, first.best);
+    }
+
+    #[test]
+    fn the_tree_stays_within_its_memory_says_so_once_and_the_search_goes_on() {
+        let networks = Networks::random(8);
+        let game = Game::default();
+        // About 380 PUCT expansions or 2,900 UCB1 nodes fill 1 MB.
+        for (leaf, playouts) in [(LeafEval::Puct, 1000), (LeafEval::Value, 4000)] {
+            let mut mcts = Mcts::new(MctsOptions { leaf, ..MctsOptions::default() }, 3);
+            mcts.set_memory(1);
+            let limits = Limits { nodes: Some(playouts), ..Limits::default() };
+            let control =
+                Control::new(&limits, Color::White, std::time::Duration::ZERO, Default::default()).with_multipv(3);
+            let (mut messages, mut last) = (Vec::new(), None);
+            let result = mcts.search(&networks, &game, &control, &mut |report| match report {
+                Report::String(text) => messages.push(text.clone()),
+                Report::Info(info) => last = Some(info.clone()),
+            });
+            assert_eq!(result.nodes, playouts, "{leaf:?}: the search went on to its budget");
+            assert!(mcts.tree_memory() <= 1 << 20, "{leaf:?}: {} bytes", mcts.tree_memory());
+            let counted: usize = mcts.tree.iter().map(Mcts::node_memory).sum();
+            assert!(mcts.tree_memory() >= counted, "{leaf:?}: {} counted, {counted} held", mcts.tree_memory());
+            assert_eq!(messages.len(), 1, "{leaf:?}: {messages:?}");
+            assert!(messages[0].starts_with("MCTS tree full"), "{}", messages[0]);
+            let last = last.expect("a report");
+            assert!(last.hashfull.is_some_and(|h| h > 900), "{leaf:?}: {:?}", last.hashfull);
+            // With a larger bound the same search never fills the tree.
+            let mut roomy = Mcts::new(MctsOptions { leaf, ..MctsOptions::default() }, 3);
+            roomy.set_memory(64);
+            let mut said = false;
+            roomy.search(&networks, &game, &control, &mut |report| said |= matches!(report, Report::String(_)));
+            assert!(!said && roomy.tree_memory() > mcts.tree_memory(), "{leaf:?}");
+        }
+    }
+
+    #[test]
+    fn multipv_reports_distinct_root_moves_the_played_one_first() {
+        let networks = Networks::random(8);
+        let game = Game::default();
+        let mut mcts = Mcts::new(MctsOptions::default(), 5);
+        let limits = Limits { nodes: Some(300), ..Limits::default() };
+        let control =
+            Control::new(&limits, Color::White, std::time::Duration::ZERO, Default::default()).with_multipv(3);
+        let mut lines = Vec::new();
+        let result = mcts.search(&networks, &game, &control, &mut |report| {
+            if let Report::Info(info) = report {
+                lines.push(info.clone());
+            }
+        });
+        let last: Vec<&Info> = lines.iter().rev().take(3).rev().collect();
+        assert_eq!(last.iter().map(|i| i.multipv).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(last[0].pv[0], result.best);
+        let firsts: Vec<Move> = last.iter().map(|i| i.pv[0]).collect();
+        assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2], "{last:?}");
+        assert!(last[0].seldepth >= last[0].depth && last[0].seldepth > 1);
     }
 }

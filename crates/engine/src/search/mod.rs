@@ -14,10 +14,10 @@ pub mod time_manager;
 
 pub mod tt;
 
-use shakmaty::Move;
 use shakmaty::uci::UciMove;
+use shakmaty::{CastlingMode, Move};
 
-pub use limits::{Control, Limits};
+pub use limits::{Control, Limits, Ponder};
 
 /// Score bound for a mate: a mate in `n` plies scores `MATE - n` for the winner.
 pub const MATE: i32 = 30_000;
@@ -79,37 +79,104 @@ pub struct Info {
     pub depth: u32,
     /// Deepest ply reached.
     pub seldepth: u32,
+    /// Which line this is when several are searched (`MultiPV`), from 1 (the best).
+    pub multipv: u32,
     /// Score, side to move's view.
     pub score: Score,
+    /// Win, draw and loss chances in permille (`UCI_ShowWDL`), from [`wdl`].
+    pub wdl: Option<[u32; 3]>,
     /// Nodes so far.
     pub nodes: u64,
     /// Milliseconds since the search started.
     pub time_ms: u64,
+    /// How full the search's table (or MCTS tree) is, in permille.
+    pub hashfull: Option<u32>,
     /// Principal variation.
     pub pv: Vec<Move>,
 }
 
 impl Info {
-    /// The UCI `info` line.
+    /// A report of the first line, without table fill or win/draw/loss chances.
+    pub fn new(depth: u32, seldepth: u32, score: Score, nodes: u64, time_ms: u64, pv: Vec<Move>) -> Info {
+        Info { depth, seldepth, multipv: 1, score, wdl: None, nodes, time_ms, hashfull: None, pv }
+    }
+
+    /// The UCI `info` line, castling written as the king's two-square move.
     pub fn uci(&self) -> String {
+        self.to_uci(CastlingMode::Standard)
+    }
+
+    /// The UCI `info` line, castling written as `mode` wants it (`UCI_Chess960`: the king
+    /// takes its rook).
+    pub fn to_uci(&self, mode: CastlingMode) -> String {
         let nps = self.nodes * 1000 / self.time_ms.max(1);
         let mut line = format!(
-            "info depth {} seldepth {} score {} nodes {} nps {nps} time {}",
+            "info depth {} seldepth {} multipv {} score {}",
             self.depth,
             self.seldepth.max(self.depth),
+            self.multipv.max(1),
             self.score.uci(),
-            self.nodes,
-            self.time_ms
         );
+        if let Some([w, d, l]) = self.wdl {
+            line.push_str(&format!(" wdl {w} {d} {l}"));
+        }
+        line.push_str(&format!(" nodes {} nps {nps}", self.nodes));
+        if let Some(hashfull) = self.hashfull {
+            line.push_str(&format!(" hashfull {hashfull}"));
+        }
+        line.push_str(&format!(" time {}", self.time_ms));
         if !self.pv.is_empty() {
             line.push_str(" pv");
             for m in &self.pv {
                 line.push(' ');
-                line.push_str(&uci_move(m));
+                line.push_str(&uci_move_in(m, mode));
             }
         }
         line
     }
+}
+
+/// What a search reports while it runs.
+#[derive(Clone, Debug)]
+pub enum Report {
+    /// Progress: one line of the search (one per line under `MultiPV`).
+    Info(Info),
+    /// A message for the user (`info string`).
+    String(String),
+}
+
+impl Report {
+    /// The UCI line, castling written as the king's two-square move.
+    pub fn uci(&self) -> String {
+        self.to_uci(CastlingMode::Standard)
+    }
+
+    /// The UCI line, castling written as `mode` wants it.
+    pub fn to_uci(&self, mode: CastlingMode) -> String {
+        match self {
+            Report::Info(info) => info.to_uci(mode),
+            Report::String(text) => format!("info string {text}"),
+        }
+    }
+}
+
+/// Win, draw and loss chances in permille (summing to 1000) for `score`, where the
+/// expected score is `E = sigmoid(cp / cp_per_logit)` (the value net's training target):
+/// `W = E²`, `D = 2·E·(1 − E)`, `L = (1 − E)²`, so that `W + D/2 = E` exactly and an
+/// equal position is drawn half the time. A mate for the side to move is `1000 0 0`,
+/// against it `0 0 1000`.
+pub fn wdl(score: Score, cp_per_logit: f32) -> [u32; 3] {
+    let expected = match score {
+        Score::Mate(n) if n > 0 => return [1000, 0, 0],
+        Score::Mate(_) => return [0, 0, 1000],
+        Score::Cp(cp) => 1.0 / (1.0 + (-f64::from(cp) / f64::from(cp_per_logit)).exp()),
+    };
+    let win = (1000.0 * expected * expected).round() as i64;
+    let loss = (1000.0 * (1.0 - expected) * (1.0 - expected)).round() as i64;
+    let draw = 1000 - win - loss;
+    // Rounding both ends up can overshoot by one.
+    let win = if draw < 0 { win + draw } else { win };
+    [win as u32, draw.max(0) as u32, loss as u32]
 }
 
 /// A move in UCI notation (castling as the king's two-square move).
@@ -117,5 +184,66 @@ pub fn uci_move(m: &Move) -> String {
     UciMove::from_standard(*m).to_string()
 }
 
+/// A move in UCI notation, castling as `mode` wants it: the king's two-square move
+/// (standard) or the king taking its rook (Chess960).
+pub fn uci_move_in(m: &Move, mode: CastlingMode) -> String {
+    UciMove::from_move(*m, mode).to_string()
+}
+
 /// Receives progress reports.
-pub type Reporter<'a> = &'a mut dyn FnMut(&Info);
+pub type Reporter<'a> = &'a mut dyn FnMut(&Report);
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Chess, Position, Square};
+
+    use super::*;
+
+    #[test]
+    fn wdl_sums_to_a_thousand_and_keeps_the_expected_score() {
+        let k = 113.0;
+        assert_eq!(wdl(Score::Cp(0), k), [250, 500, 250]);
+        assert_eq!(wdl(Score::Mate(3), k), [1000, 0, 0]);
+        assert_eq!(wdl(Score::Mate(-2), k), [0, 0, 1000]);
+        let mut previous = [0, 0, 1000];
+        for cp in (-3000..=3000).step_by(7) {
+            let [w, d, l] = wdl(Score::Cp(cp), k);
+            assert_eq!(w + d + l, 1000, "{cp}");
+            assert!(w >= previous[0] && l <= previous[2], "{cp}: monotonic");
+            let expected = 1.0 / (1.0 + (-f64::from(cp) / f64::from(k)).exp());
+            let score = (f64::from(w) + f64::from(d) / 2.0) / 1000.0;
+            assert!((score - expected).abs() <= 0.001, "{cp}: {score} against {expected}");
+            previous = [w, d, l];
+        }
+        assert_eq!(wdl(Score::Cp(i32::MAX), k), [1000, 0, 0]);
+        // A mirrored score swaps wins and losses.
+        assert_eq!(wdl(Score::Cp(150), k), {
+            let [w, d, l] = wdl(Score::Cp(-150), k);
+            [l, d, w]
+        });
+    }
+
+    #[test]
+    fn info_lines_carry_multipv_wdl_hashfull_and_castling_in_either_notation() {
+        let position: Chess = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let castle = position.legal_moves().into_iter().find(|m| m.is_castle() && m.to() == Square::H1).unwrap();
+        let info = Info {
+            multipv: 2,
+            wdl: Some([600, 300, 100]),
+            hashfull: Some(42),
+            ..Info::new(5, 9, Score::Cp(37), 2000, 1000, vec![castle])
+        };
+        assert_eq!(
+            info.uci(),
+            "info depth 5 seldepth 9 multipv 2 score cp 37 wdl 600 300 100 nodes 2000 nps 2000 hashfull 42 time 1000 pv e1g1"
+        );
+        assert!(info.to_uci(CastlingMode::Chess960).ends_with(" pv e1h1"));
+        let plain = Info::new(1, 0, Score::Mate(-1), 10, 0, vec![]);
+        assert_eq!(plain.uci(), "info depth 1 seldepth 1 multipv 1 score mate -1 nodes 10 nps 10000 time 0");
+        assert_eq!(Report::String("hello".into()).uci(), "info string hello");
+    }
+}

@@ -66,6 +66,9 @@ impl Entry {
 /// The stored `eval` field of an entry without a static evaluation.
 const NO_EVAL: i16 = i16::MIN;
 
+/// Entries sampled for [`Table::hashfull`] (and the comparison search's table).
+pub const HASHFULL_SAMPLE: usize = 1000;
+
 /// The shared table.
 pub struct Table {
     slots: Vec<[AtomicU64; 2]>,
@@ -101,6 +104,14 @@ impl Table {
             slot[0].store(0, Ordering::Relaxed);
             slot[1].store(0, Ordering::Relaxed);
         }
+    }
+
+    /// How full the table is, in permille: the share of used entries among the first
+    /// 1000 (all of a smaller table), as UCI's `hashfull`.
+    pub fn hashfull(&self) -> u32 {
+        let sample = &self.slots[..self.slots.len().min(HASHFULL_SAMPLE)];
+        let used = sample.iter().filter(|slot| slot[1].load(Ordering::Relaxed) != 0).count();
+        (used * 1000 / sample.len()) as u32
     }
 
     fn slot(&self, key: u64) -> &[AtomicU64; 2] {
@@ -223,6 +234,25 @@ mod tests {
         assert_eq!(table.probe(42, 0).unwrap().score, MATE - 4, "deeper entry kept");
         table.store(7, 0, 2, 15, Bound::Lower, 0, None);
         assert_eq!(table.probe(7, 0).unwrap().eval, None, "in check: no evaluation");
+    }
+
+    #[test]
+    fn hashfull_counts_used_entries_among_the_first_thousand_and_clear_empties() {
+        let table = Table::new(1);
+        assert_eq!(table.hashfull(), 0);
+        // 2^16 entries: a key's slot is its top 16 bits.
+        let slots = table.slots.len() as u64;
+        assert_eq!(slots, 1 << 16);
+        let in_slot = |i: u64| (i << 48) | 1;
+        for i in 0..250 {
+            table.store(in_slot(i), 0, 1, 0, Bound::Exact, 0, None);
+        }
+        // Entries beyond the sample do not count.
+        table.store(in_slot(5000), 0, 1, 0, Bound::Exact, 0, None);
+        assert_eq!(table.hashfull(), 250);
+        table.clear();
+        assert_eq!((table.hashfull(), table.slots.len() as u64), (0, slots));
+        assert_eq!(Table::new(0).hashfull(), 0, "a one-entry table");
     }
 
     #[test]
