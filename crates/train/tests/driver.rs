@@ -37,6 +37,10 @@ impl Line {
 }
 
 impl Trainer for Line {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Pos2vec
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         // the second stage's epochs play the part of `--epochs`, which a resumed run may raise
         Ok(serde_json::json!({ "first": self.epochs[0], "epochs": self.epochs[1] }))
@@ -106,6 +110,7 @@ fn args(out: &Path) -> RunArgs {
         force: false,
         resume: false,
         device: DeviceChoice::Cpu,
+        git_commit: Some("0123abc".into()),
     }
 }
 

@@ -19,7 +19,7 @@ fn sample_pgn() -> PreparedPgn {
 }
 
 fn args(data: &Path, out: PathBuf) -> RunArgs {
-    RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu }
+    RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu, git_commit: None }
 }
 
 /// A small comparator run on result pairs with a random 32-16 encoder.
