@@ -344,7 +344,7 @@ impl ComparatorTrainer {
         let (mut white, mut black) = decisive(&train);
         anyhow::ensure!(
             !white.is_empty() && !black.is_empty(),
-            "{}: result pairs need positions from both White-won and Black-won games, found {} and {}: nothing to train on",
+            "{}: no training pair: result pairs need positions from both White-won and Black-won games, found {} and {}",
             train.path.display(),
             white.len(),
             black.len()
