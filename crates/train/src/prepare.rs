@@ -118,14 +118,12 @@ pub enum PrepareError {
         source: BatchError,
     },
     /// An input file gave no usable game.
-    #[error("{path}: no usable game ({games_read} games read{skipped}): not a PGN database, or every game was skipped")]
+    #[error("{path}: no usable game ({detail}): not a PGN database, or every game was skipped")]
     NoGames {
         /// The input file.
         path: PathBuf,
-        /// Games read from it.
-        games_read: u64,
-        /// `; skipped: reason count, ...` or nothing.
-        skipped: String,
+        /// Games read from it and why they were skipped.
+        detail: String,
     },
     /// `--out` or `--force` would replace an input or a file `prepare` did not write.
     #[error("{0}")]
@@ -616,8 +614,14 @@ fn read_input(
         // the reasons this file's games were skipped: the counts that grew
         let grown: BTreeMap<&'static str, u64> =
             summary.skipped.iter().map(|(&r, &n)| (r, n - skipped_before.get(r).copied().unwrap_or(0))).collect();
-        let skipped = if games_read == 0 { String::new() } else { format!(", skipped: {}", skip_counts(&grown)) };
-        return Err(PrepareError::NoGames { path: path.to_path_buf(), games_read, skipped });
+        let mut detail = format!("{games_read} games read");
+        if truncated {
+            detail += " before the stream breaks off";
+        }
+        if games_read > 0 {
+            detail += &format!(", skipped: {}", skip_counts(&grown));
+        }
+        return Err(PrepareError::NoGames { path: path.to_path_buf(), detail });
     }
     summary.inputs.push(InputSummary {
         path: path.to_path_buf(),
