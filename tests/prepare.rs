@@ -143,7 +143,11 @@ fn truncated_or_corrupt_streams_name_the_file_and_games_read() {
         // bzip2 stream this small is one block, which breaks as a whole: no game to keep)
         let o = prepare(&[&cut], &out, &["--allow-truncated"]);
         if ext == "pgn.bz2" {
-            assert!(stderr(&o).contains("no usable game (0 games read before the stream breaks off)"), "{}", stderr(&o));
+            assert!(
+                stderr(&o).contains("no usable game (0 games read before the stream breaks off)"),
+                "{}",
+                stderr(&o)
+            );
             continue;
         }
         assert!(o.status.success(), "{ext}: {}", stderr(&o));

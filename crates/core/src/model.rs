@@ -541,12 +541,8 @@ mod tests {
         let old_card = serde_json::to_vec_pretty(&old).unwrap();
         let config = Config { cases: 400, failure_persistence: None, ..Config::default() };
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]));
-        let strategy = (
-            0..4u8,
-            any::<bool>(),
-            proptest::collection::vec((any::<usize>(), 0..8u32), 1..50),
-            any::<usize>(),
-        );
+        let strategy =
+            (0..4u8, any::<bool>(), proptest::collection::vec((any::<usize>(), 0..8u32), 1..50), any::<usize>());
         let (loaded, failed) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
         runner
             .run(&strategy, |(how, with_checksum, flips, cut)| {
@@ -571,7 +567,11 @@ mod tests {
                     Err(e) => {
                         failed.set(failed.get() + 1);
                         let e = e.to_string();
-                        prop_assert!(e.starts_with("m/pos2vec.json") || e.starts_with("m/pos2vec.safetensors"), "{}", e);
+                        prop_assert!(
+                            e.starts_with("m/pos2vec.json") || e.starts_with("m/pos2vec.safetensors"),
+                            "{}",
+                            e
+                        );
                     }
                     Ok(back) => {
                         loaded.set(loaded.get() + 1);

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::Context;
-use deepchess_core::{ModelKind, StackSpec};
 use deepchess_core::atomic::write_atomic;
+use deepchess_core::{ModelKind, StackSpec};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};

@@ -32,9 +32,8 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
 /// `wanted` accepts, and says on standard error what was removed.
 pub fn sweep(dir: &Path, wanted: impl Fn(&str) -> bool) -> anyhow::Result<Vec<PathBuf>> {
     let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
-    let removed = sweep_stale_temporaries(dir, wanted).map_err(|e| {
-        anyhow::anyhow!("{}: cannot sweep the temporaries of interrupted runs: {e}", dir.display())
-    })?;
+    let removed = sweep_stale_temporaries(dir, wanted)
+        .map_err(|e| anyhow::anyhow!("{}: cannot sweep the temporaries of interrupted runs: {e}", dir.display()))?;
     for path in &removed {
         eprintln!("removed {}, a temporary left by an interrupted run (its process is gone)", path.display());
     }

@@ -408,7 +408,10 @@ fn not_a_prepare_output(dir: &Path) -> Option<String> {
         .collect();
     others.sort();
     if let Some(first) = others.first() {
-        return Some(format!("it holds `{first}`{}, which prepare does not write", if others.len() > 1 { " and more" } else { "" }));
+        return Some(format!(
+            "it holds `{first}`{}, which prepare does not write",
+            if others.len() > 1 { " and more" } else { "" }
+        ));
     }
     let summary: Option<serde_json::Value> =
         std::fs::read(dir.join("summary.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
@@ -719,7 +722,11 @@ mod tests {
             ("utf16.pgn", utf16, "UTF-16"),
             ("nul.pgn", SAMPLE.iter().flat_map(|&b| [0, b]).collect(), "NUL"),
             ("archive.pgn", xz, "xz-compressed"),
-            ("prose.pgn", b"Dear diary,\nno chess today.\n".to_vec(), "no usable game (1 games read, skipped: no_result 1)"),
+            (
+                "prose.pgn",
+                b"Dear diary,\nno chess today.\n".to_vec(),
+                "no usable game (1 games read, skipped: no_result 1)",
+            ),
             ("empty.pgn", Vec::new(), "no usable game (0 games read)"),
         ];
         for (name, bytes, expected) in cases {

@@ -301,7 +301,11 @@ pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model
         }
         let passes = trainer.passes(&at)?;
         if passes.iter().all(|p| p.order.is_empty()) {
-            anyhow::bail!("--data {}: no training item in epoch {}: nothing to train on", args.data.display(), at.epoch + 1);
+            anyhow::bail!(
+                "--data {}: no training item in epoch {}: nothing to train on",
+                args.data.display(),
+                at.epoch + 1
+            );
         }
         let mut trained = Vec::with_capacity(passes.len());
         for (k, pass) in passes.iter().enumerate() {
@@ -408,7 +412,8 @@ fn check_replaceable(out: &Path, kind: ModelKind) -> anyhow::Result<()> {
     };
     let checkpoint = out.join(CHECKPOINT_FILE);
     let recorded = if checkpoint.exists() {
-        Checkpoint::peek_kind(&checkpoint).map_err(|e| refuse(format!("holds {CHECKPOINT_FILE} that is not ours ({e})")))?
+        Checkpoint::peek_kind(&checkpoint)
+            .map_err(|e| refuse(format!("holds {CHECKPOINT_FILE} that is not ours ({e})")))?
     } else {
         None
     };
@@ -468,10 +473,7 @@ impl Run {
             .chain(inputs.others.iter().map(|(o, d)| (*o, d)));
         for (option, dir) in named {
             if guard::same_path(out, dir) {
-                anyhow::bail!(
-                    "--out {} is the {option} directory: give the run a directory of its own",
-                    out.display()
-                );
+                anyhow::bail!("--out {} is the {option} directory: give the run a directory of its own", out.display());
             }
         }
         if out.exists() && !out.is_dir() {
@@ -678,7 +680,13 @@ pub fn step<T>(
 }
 
 /// Fills the training metadata of a model card.
-fn fill_card(card: &mut ModelCard, args: &RunArgs, options: &serde_json::Value, epochs: u32, metrics: serde_json::Value) {
+fn fill_card(
+    card: &mut ModelCard,
+    args: &RunArgs,
+    options: &serde_json::Value,
+    epochs: u32,
+    metrics: serde_json::Value,
+) {
     let data = &args.data;
     card.data = serde_json::json!({ "dataset": data.display().to_string(), "counts": data_summary(data) });
     card.hyperparameters = options.clone();

@@ -96,7 +96,8 @@ pub fn run(args: ExportArgs) -> anyhow::Result<()> {
         Some(SplitArg::Train) => vec![Split::Train],
         Some(SplitArg::Validation) => vec![Split::Validation],
     };
-    let inputs: Vec<std::path::PathBuf> = splits.iter().map(|&split| args.data.join(file_name(content, split))).collect();
+    let inputs: Vec<std::path::PathBuf> =
+        splits.iter().map(|&split| args.data.join(file_name(content, split))).collect();
     check_output(&args, &inputs)?;
     let name = args.out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     guard::sweep(args.out.parent().unwrap_or(std::path::Path::new(".")), |n| n == name)?;

@@ -180,7 +180,7 @@ pub enum BatchError {
     },
     /// One comment is longer than the limit.
     #[error(
-        "game {} starting at line {}: the comment opened at line {comment_line} runs over {limit} bytes: a `{{` never closed, or a damaged file? (--max-game-bytes raises the limit to an eighth of it)",
+        "game {} starting at line {}: the comment opened at line {comment_line} runs over {limit} bytes: a `{{` never closed, or a damaged file? (the limit is an eighth of --max-game-bytes)",
         .start.game, .start.line
     )]
     CommentTooLarge {

@@ -172,7 +172,9 @@ pub fn open(path: &Path) -> std::io::Result<PgnInput> {
     }
     let head = magic.head.get_ref().clone();
     if let Some((_, name)) = UNSUPPORTED.iter().find(|(m, _)| head.starts_with(m)) {
-        return Err(not_pgn(format!("{name}-compressed, which is not read here: decompress it, or recompress it with gzip, zstd or bzip2")));
+        return Err(not_pgn(format!(
+            "{name}-compressed, which is not read here: decompress it, or recompress it with gzip, zstd or bzip2"
+        )));
     }
     let compression = Compression::from_magic(&head);
     let decoded: Box<dyn Read + Send> = match compression {

@@ -114,7 +114,11 @@ impl ComparatorOptions {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
         anyhow::ensure!(self.pairs_per_epoch > 0, "--pairs-per-epoch must be at least 1");
         anyhow::ensure!(self.validation_pairs > 0, "--validation-pairs must be at least 1");
-        anyhow::ensure!((0.0..=1.0).contains(&self.eval_pairs), "--eval-pairs must be in 0..=1, got {}", self.eval_pairs);
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&self.eval_pairs),
+            "--eval-pairs must be in 0..=1, got {}",
+            self.eval_pairs
+        );
         anyhow::ensure!(self.lr_decay > 0.0 && self.lr_decay.is_finite(), "--lr-decay must be positive");
         for (option, widths) in [("--head-hidden", &self.head_hidden), ("--encoder-hidden", &self.encoder_hidden)] {
             anyhow::ensure!(widths.iter().all(|&w| w > 0), "{option} must list widths of at least 1, got {widths:?}");
