@@ -391,7 +391,7 @@ fn check_card(card: &ModelCard, file: &str) -> Result<(), ModelError> {
         let differ = needed.iter().zip(&listed).find(|(a, b)| a != b);
         let reason = match differ {
             Some(((name, shape), (lname, lshape))) => format!(
-                "its tensor list does not match its stacks: it lists `{lname}` {lshape:?} where the stacks need `{name}` {shape:?}"
+                "its tensor list does not match its stacks: it lists `{lname}` {lshape:?} where `{name}` {shape:?} is expected"
             ),
             None => format!(
                 "its tensor list does not match its stacks: it lists {} tensors, the stacks need {}",

@@ -1,7 +1,7 @@
 //! `deepchess export`: a dataset as text, one `FEN | score | result` line per record (the
 //! text format of the bullet trainer; see docs/datagen.md).
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -70,15 +70,12 @@ fn check_output(args: &ExportArgs, inputs: &[std::path::PathBuf]) -> anyhow::Res
         return Err(refuse("it is not a regular file".into()));
     }
     let mut head = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::fs::File::open(out).with_context(|| out.display().to_string())?, 4096),
-        &mut head,
-    )
-    .with_context(|| out.display().to_string())?;
-    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let file = std::fs::File::open(out).with_context(|| out.display().to_string())?;
+    file.take(4096).read_to_end(&mut head).with_context(|| out.display().to_string())?;
     if head.is_empty() {
         return Ok(());
     }
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
     match std::str::from_utf8(first).map_err(|e| e.to_string()).and_then(from_line) {
         Ok(_) => Ok(()),
         Err(e) => Err(refuse(format!("its first line: {e}"))),
