@@ -65,3 +65,32 @@ fn an_unknown_or_unavailable_device_is_reported() {
         );
     }
 }
+
+#[test]
+fn models_are_checked_and_an_older_card_gets_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+    let weights = std::fs::read(format!("{models}/value.safetensors")).unwrap();
+    let mut card: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{models}/value.json")).unwrap()).unwrap();
+    assert!(card["weights_sha256"].is_string(), "the committed card records its checksum");
+    let eval = || {
+        deepchess(&["eval", "value", "--pgn", &sample_pgn(), "--pairs", "20", "--models", dir.path().to_str().unwrap()])
+    };
+    // one flipped bit near the end of the weights: refused, the file named
+    let mut flipped = weights.clone();
+    let at = flipped.len() - 5;
+    flipped[at] ^= 1;
+    std::fs::write(dir.path().join("value.safetensors"), &flipped).unwrap();
+    std::fs::write(dir.path().join("value.json"), card.to_string()).unwrap();
+    let out = eval();
+    let (_, stderr) = texts(&out);
+    assert!(!out.status.success() && stderr.contains("value.safetensors: SHA-256"), "{stderr}");
+    // a card without the checksum (an older model): loaded, with a note
+    card.as_object_mut().unwrap().remove("weights_sha256");
+    std::fs::write(dir.path().join("value.safetensors"), &weights).unwrap();
+    std::fs::write(dir.path().join("value.json"), card.to_string()).unwrap();
+    let out = eval();
+    let (_, stderr) = texts(&out);
+    assert!(out.status.success() && stderr.contains("records no weights_sha256"), "{stderr}");
+}

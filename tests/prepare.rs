@@ -1,5 +1,6 @@
 //! End-to-end tests of `deepchess prepare`: the binary on real PGN text, compressed and
-//! plain, bad input, the by-game split, and the overwrite guard.
+//! plain, bad input, the by-game split, the overwrite guards (of `export` too), and the
+//! temporaries of interrupted runs.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -138,6 +139,22 @@ fn truncated_or_corrupt_streams_name_the_file_and_games_read() {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
             .collect();
         assert!(leftovers.is_empty(), "{ext}: temporary directory left behind");
+        // on request, the complete games before the break are kept, with a warning (a
+        // bzip2 stream this small is one block, which breaks as a whole: no game to keep)
+        let o = prepare(&[&cut], &out, &["--allow-truncated"]);
+        if ext == "pgn.bz2" {
+            assert!(
+                stderr(&o).contains("no usable game (0 games read before the stream breaks off)"),
+                "{}",
+                stderr(&o)
+            );
+            continue;
+        }
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        let s = summary(&out);
+        assert!(s["games_read"].as_u64().unwrap() > 50 && s["inputs"][0]["truncated"] == true, "{ext}: {s}");
+        assert!(stderr(&o).contains("warning: ") && stderr(&o).contains("--allow-truncated"), "{ext}");
+        std::fs::remove_dir_all(&out).unwrap();
 
         let mut corrupt = bytes.clone();
         let mid = corrupt.len() / 2;
@@ -172,7 +189,7 @@ fn missing_file_and_existing_output() {
 }
 
 #[test]
-fn random_bytes_are_handled_without_panic() {
+fn random_bytes_fail_naming_the_file_without_panic() {
     let dir = tempfile::tempdir().unwrap();
     let mut state = 0x1234_5678_9abc_def0u64;
     for i in 0..4 {
@@ -186,8 +203,12 @@ fn random_bytes_are_handled_without_panic() {
         let input = dir.path().join(format!("noise{i}.pgn"));
         std::fs::write(&input, &bytes).unwrap();
         let o = prepare(&[&input], &dir.path().join(format!("o{i}")), &[]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        // binary noise is not text; PGN-like noise holds no usable game
+        let expected = if i % 2 == 0 { "not PGN text" } else { "no usable game" };
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("noise{i}.pgn: {expected}")), "{}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"));
+        assert!(!dir.path().join(format!("o{i}")).exists());
     }
 }
 
@@ -286,4 +307,122 @@ fn min_elo_and_keep_truncated() {
         })
         .sum();
     assert_eq!(moves, 4);
+}
+
+#[test]
+fn out_never_replaces_an_input_or_a_directory_prepare_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("games.pgn");
+    std::fs::copy(SAMPLE, &games).unwrap();
+    let listing = || {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        names.sort();
+        names
+    };
+    // the input as the output, with --force: refused, the input where it was
+    let o = prepare(&[&games], &games, &["--force"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is the input --pgn"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&games).unwrap(), std::fs::read(SAMPLE).unwrap());
+    assert_eq!(listing(), ["games.pgn"], "nothing moved or left behind");
+    // a directory holding the input
+    let inside = dir.path().join("in");
+    std::fs::create_dir(&inside).unwrap();
+    std::fs::copy(SAMPLE, inside.join("g.pgn")).unwrap();
+    let o = prepare(&[&inside.join("g.pgn")], &inside, &["--force"]);
+    assert!(!o.status.success() && stderr(&o).contains("holds the input"), "{}", stderr(&o));
+    assert!(inside.join("g.pgn").exists());
+    // a directory of someone else's, and a file
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), b"keep me").unwrap();
+    let o = prepare(&[&games], &mine, &["--force"]);
+    assert!(!o.status.success() && stderr(&o).contains("holds `notes.txt`"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(mine.join("notes.txt")).unwrap(), b"keep me");
+    let o = prepare(&[&games], &mine.join("notes.txt"), &["--force"]);
+    assert!(!o.status.success() && stderr(&o).contains("not a directory"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(mine.join("notes.txt")).unwrap(), b"keep me");
+    // an earlier output is replaced
+    let out = dir.path().join("ds");
+    assert!(prepare(&[&games], &out, &[]).status.success());
+    let o = prepare(&[&games], &out, &["--force", "--draws"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(summary(&out)["options"]["draws"], true);
+}
+
+#[test]
+fn export_force_replaces_only_an_earlier_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("ds");
+    assert!(prepare(&[Path::new(SAMPLE)], &data, &["--draws"]).status.success());
+    let export = |out: &Path, force: bool| {
+        let out = out.display().to_string();
+        let data = data.display().to_string();
+        let mut args = vec!["export", "--data", &data, "--out", &out, "--content", "positions"];
+        if force {
+            args.push("--force");
+        }
+        deepchess(&args)
+    };
+    let dataset = data.join("positions-train.bin");
+    let before = std::fs::read(&dataset).unwrap();
+    let o = export(&dataset, true);
+    assert!(!o.status.success() && stderr(&o).contains("is the input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&dataset).unwrap(), before);
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, b"my notes\n").unwrap();
+    let o = export(&notes, true);
+    assert!(!o.status.success() && stderr(&o).contains("not an earlier `deepchess export`"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&notes).unwrap(), b"my notes\n");
+    // an earlier export (one line of it here) is replaced with --force only
+    let text = dir.path().join("positions.txt");
+    let line = "8/8/8/8/8/8/8/K1k5 w - - 0 1 | 12 | 0.5\n";
+    std::fs::write(&text, line).unwrap();
+    let o = export(&text, false);
+    assert!(!o.status.success() && stderr(&o).contains("--force"), "{}", stderr(&o));
+    let o = export(&text, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&text).unwrap();
+    assert!(written != line && written.lines().all(|l| l.split(" | ").count() == 3), "{written}");
+    std::fs::write(&text, b"").unwrap();
+    assert!(export(&text, true).status.success(), "an empty export is an export");
+}
+
+/// A prepare writing into a FIFO's reader, stopped by SIGTERM while its temporary output
+/// directory exists: the directory is removed and the exit status is 143. A temporary of a
+/// process that no longer runs is swept by the next run, which says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_removes_the_temporary_output_and_later_runs_sweep_stale_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("games.pgn");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = dir.path().join("ds");
+    let child = Command::new(env!("CARGO_BIN_EXE_deepchess"))
+        .args(["prepare", "--pgn", fifo.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // opening the FIFO waits for prepare to open it, which it does after creating its
+    // temporary directory; then it waits for more text
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    writer.write_all(&std::fs::read(SAMPLE).unwrap()).unwrap();
+    let tmp = dir.path().join(format!(".ds.tmp-{}", child.id()));
+    assert!(tmp.is_dir(), "the temporary output exists while prepare reads");
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    drop(writer);
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted (SIGTERM): removed the temporary"), "{}", stderr(&o));
+    assert!(!tmp.exists() && !out.exists());
+
+    // what a killed run leaves (a PID above the kernel's limit is never running)
+    let stale = dir.path().join(".ds.tmp-4999999");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("moves-train.bin"), b"partial").unwrap();
+    let o = prepare(&[Path::new(SAMPLE)], &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(".ds.tmp-4999999, a temporary left by an interrupted run"), "{}", stderr(&o));
+    assert!(!stale.exists());
 }

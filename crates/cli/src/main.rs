@@ -42,6 +42,10 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_)) {
         restore_sigpipe();
     }
+    if matches!(cli.command, Command::Prepare(_) | Command::Train(_) | Command::Export(_)) {
+        // Ctrl-C and SIGTERM remove the temporaries of the output being written
+        deepchess_core::atomic::install_interrupt_handler();
+    }
     let result = match cli.command {
         Command::Prepare(args) => commands::prepare::run(args),
         Command::Train(args) => commands::train::run(args),

@@ -2,15 +2,20 @@
 //!
 //! A model `NAME` is the pair `NAME.safetensors` + `NAME.json`. The card records the
 //! architecture (the [`StackSpec`]s and every tensor's shape), the data it was trained
-//! on, hyper-parameters, epochs, validation metrics and the git commit. Loading checks
-//! every tensor the architecture needs against the file and names any that is missing
-//! or has the wrong shape.
+//! on, hyper-parameters, epochs, validation metrics, the git commit of the build that
+//! trained it and the SHA-256 of the weights file.
+//!
+//! Loading checks, and names the file and tensor of any failure: the card's tensor list
+//! against its architecture, the file's tensors against the card (none missing, none
+//! extra, every shape and type), the file's SHA-256 against the card's (a card without one,
+//! from before it was recorded, is accepted), and that every weight is finite.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use safetensors::{Dtype, SafeTensors, tensor::TensorView};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::arch::{ModelKind, StackSpec};
 use crate::atomic::write_atomic;
@@ -57,9 +62,13 @@ pub struct ModelCard {
     /// Validation metrics.
     #[serde(default)]
     pub metrics: serde_json::Value,
-    /// Git commit of the code that trained it.
+    /// Git commit of the build that trained it ("unknown" when built outside a checkout).
     #[serde(default)]
     pub git_commit: Option<String>,
+    /// SHA-256 of the weights file (lower-case hex, as `sha256sum` prints it), set by
+    /// [`Model::save`] and checked at load; absent from cards written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_sha256: Option<String>,
 }
 
 impl ModelCard {
@@ -79,8 +88,14 @@ impl ModelCard {
             epochs: 0,
             metrics: serde_json::Value::Null,
             git_commit: None,
+            weights_sha256: None,
         }
     }
+}
+
+/// SHA-256 of `bytes` in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Errors loading or saving a model; each names the file it concerns.
@@ -119,6 +134,40 @@ pub enum ModelError {
         name: String,
         /// Shape the architecture requires.
         expected: Vec<usize>,
+    },
+    /// The weights file holds a tensor the card does not list.
+    #[error("{file}: tensor `{name}` (shape {shape:?}) is not in the model card")]
+    UnexpectedTensor {
+        /// The weights file.
+        file: String,
+        /// Tensor name.
+        name: String,
+        /// Its shape in the file.
+        shape: Vec<usize>,
+    },
+    /// The weights file's SHA-256 is not the one the card records.
+    #[error(
+        "{file}: SHA-256 {found} does not match the model card's {expected}: the weights file is damaged or belongs to another card"
+    )]
+    Checksum {
+        /// The weights file.
+        file: String,
+        /// SHA-256 recorded in the card.
+        expected: String,
+        /// SHA-256 of the file.
+        found: String,
+    },
+    /// A weight is NaN or infinite.
+    #[error("{file}: tensor `{name}` holds {value} at index {index}: a model's weights must be finite")]
+    NonFinite {
+        /// The weights file.
+        file: String,
+        /// Tensor name.
+        name: String,
+        /// Index of the first non-finite value (row-major).
+        index: usize,
+        /// The value.
+        value: f32,
     },
     /// A tensor has another shape or type than the architecture needs.
     #[error("{file}: tensor `{name}` has shape {found:?} {dtype}, expected {expected:?} F32")]
@@ -181,7 +230,9 @@ impl Model {
     }
 
     /// Parses a card and a safetensors buffer. `origin` names them in errors (a path or
-    /// "embedded default").
+    /// "embedded default"). Checks, in order: the card (format, architecture, its tensor
+    /// list), the file's tensors against the card's list (missing, extra, shape, type), the
+    /// SHA-256 of `weights` against the card's, and that every value is finite.
     pub fn from_bytes(card_json: &[u8], weights: &[u8], origin: &str) -> Result<Model, ModelError> {
         let card_file = format!("{origin}.json");
         let weights_file = format!("{origin}.safetensors");
@@ -190,9 +241,14 @@ impl Model {
         check_card(&card, &card_file)?;
         let st = SafeTensors::deserialize(weights)
             .map_err(|e| ModelError::Weights { file: weights_file.clone(), reason: e.to_string() })?;
-        let mut tensors = BTreeMap::new();
-        for (name, shape) in card.stacks.iter().flat_map(StackSpec::tensors) {
-            let view = st.tensor(&name).map_err(|_| ModelError::MissingTensor {
+        for (name, view) in st.tensors() {
+            if !card.tensors.iter().any(|t| t.name == name) {
+                return Err(ModelError::UnexpectedTensor { file: weights_file, name, shape: view.shape().to_vec() });
+            }
+        }
+        let mut views = Vec::with_capacity(card.tensors.len());
+        for TensorShape { name, shape } in &card.tensors {
+            let view = st.tensor(name).map_err(|_| ModelError::MissingTensor {
                 file: weights_file.clone(),
                 name: name.clone(),
                 expected: shape.clone(),
@@ -200,15 +256,28 @@ impl Model {
             if view.dtype() != Dtype::F32 || view.shape() != shape.as_slice() {
                 return Err(ModelError::WrongShape {
                     file: weights_file,
-                    name,
-                    expected: shape,
+                    name: name.clone(),
+                    expected: shape.clone(),
                     found: view.shape().to_vec(),
                     dtype: format!("{:?}", view.dtype()),
                 });
             }
-            let values =
+            views.push((name, view));
+        }
+        if let Some(expected) = &card.weights_sha256 {
+            let found = sha256_hex(weights);
+            if !found.eq_ignore_ascii_case(expected.trim()) {
+                return Err(ModelError::Checksum { file: weights_file, expected: expected.clone(), found });
+            }
+        }
+        let mut tensors = BTreeMap::new();
+        for (name, view) in views {
+            let values: Vec<f32> =
                 view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
-            tensors.insert(name, values);
+            if let Some((index, &value)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return Err(ModelError::NonFinite { file: weights_file, name: name.clone(), index, value });
+            }
+            tensors.insert(name.clone(), values);
         }
         Ok(Model { card, tensors })
     }
@@ -261,15 +330,18 @@ impl Model {
             .map_err(|e| ModelError::Weights { file: self.card.kind.name().into(), reason: e.to_string() })
     }
 
-    /// Writes `dir/NAME.safetensors` and `dir/NAME.json` atomically (NAME = kind name).
-    pub fn save(&self, dir: &Path) -> Result<(), ModelError> {
+    /// Writes `dir/NAME.safetensors` and `dir/NAME.json` atomically (NAME = kind name),
+    /// recording the weights' SHA-256 in the card (here and in the file).
+    pub fn save(&mut self, dir: &Path) -> Result<(), ModelError> {
         let base = dir.join(self.card.kind.name());
         let io = |path: &Path| {
             let file = path.display().to_string();
             move |source| ModelError::Io { file, source }
         };
         let weights = base.with_extension("safetensors");
-        write_atomic(&weights, &self.weights_bytes()?).map_err(io(&weights))?;
+        let bytes = self.weights_bytes()?;
+        self.card.weights_sha256 = Some(sha256_hex(&bytes));
+        write_atomic(&weights, &bytes).map_err(io(&weights))?;
         let card = base.with_extension("json");
         let json = serde_json::to_vec_pretty(&self.card).expect("card serialises");
         write_atomic(&card, &json).map_err(io(&card))
@@ -312,7 +384,24 @@ fn check_card(card: &ModelCard, file: &str) -> Result<(), ModelError> {
             card.format, card.format_version
         )));
     }
-    card.kind.check_stacks(&card.stacks).map_err(err)
+    card.kind.check_stacks(&card.stacks).map_err(err)?;
+    let needed: Vec<(String, Vec<usize>)> = card.stacks.iter().flat_map(StackSpec::tensors).collect();
+    let listed: Vec<(String, Vec<usize>)> = card.tensors.iter().map(|t| (t.name.clone(), t.shape.clone())).collect();
+    if listed != needed {
+        let differ = needed.iter().zip(&listed).find(|(a, b)| a != b);
+        let reason = match differ {
+            Some(((name, shape), (lname, lshape))) => format!(
+                "its tensor list does not match its stacks: it lists `{lname}` {lshape:?} where `{name}` {shape:?} is expected"
+            ),
+            None => format!(
+                "its tensor list does not match its stacks: it lists {} tensors, the stacks need {}",
+                listed.len(),
+                needed.len()
+            ),
+        };
+        return Err(err(reason));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -337,10 +426,12 @@ mod tests {
     #[test]
     fn save_load_round_trip_is_bit_exact() {
         let dir = tempfile::tempdir().unwrap();
-        let model = tiny();
+        let mut model = tiny();
         model.save(dir.path()).unwrap();
         let back = Model::load(dir.path(), ModelKind::Pos2vec).unwrap();
         assert_eq!(back, model);
+        let weights = std::fs::read(dir.path().join("pos2vec.safetensors")).unwrap();
+        assert_eq!(back.card.weights_sha256, Some(sha256_hex(&weights)), "the card records the file's SHA-256");
         let layer = back.layer("encoder", 1).unwrap();
         assert_eq!((layer.inputs, layer.outputs, layer.weight.len()), (4, 1, 4));
     }
@@ -349,11 +440,12 @@ mod tests {
     fn missing_or_misshapen_tensors_are_named() {
         let model = tiny();
         let weights = model.weights_bytes().unwrap();
-        let mut card = model.card.clone();
-        card.stacks[0].layers = vec![773, 8, 1];
+        // a card for another width: the file's tensors do not have its shapes
+        let card = ModelCard::new(ModelKind::Pos2vec, vec![StackSpec::new("encoder", &[773, 8, 1], Activation::Relu)]);
         let json = serde_json::to_vec(&card).unwrap();
         let err = Model::from_bytes(&json, &weights, "m/pos2vec").unwrap_err().to_string();
         assert!(err.contains("encoder.0.weight") && err.contains("[773, 8]") && err.contains("[773, 4]"), "{err}");
+        assert!(err.contains("m/pos2vec.safetensors"), "{err}");
 
         let st = SafeTensors::deserialize(&weights).unwrap();
         let partial = safetensors::serialize(st.tensors().into_iter().filter(|(n, _)| n != "encoder.1.bias"), None);
@@ -369,5 +461,130 @@ mod tests {
         assert!(err.contains("m/pos2vec.json"), "{err}");
         let err = Model::from_bytes(&json, &weights[..weights.len() - 3], "m/pos2vec").unwrap_err().to_string();
         assert!(err.contains("m/pos2vec.safetensors"), "{err}");
+    }
+
+    /// The tiny model saved: its card and weights bytes as written.
+    fn saved() -> (Vec<u8>, Vec<u8>, Model) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = tiny();
+        model.save(dir.path()).unwrap();
+        let card = std::fs::read(dir.path().join("pos2vec.json")).unwrap();
+        let weights = std::fs::read(dir.path().join("pos2vec.safetensors")).unwrap();
+        (card, weights, model)
+    }
+
+    #[test]
+    fn flipped_bits_fail_the_checksum_and_old_cards_are_accepted() {
+        let (card, weights, model) = saved();
+        let mut flipped = weights.clone();
+        let at = flipped.len() - 100; // inside the data, past the header
+        flipped[at] ^= 0x04;
+        let err = Model::from_bytes(&card, &flipped, "m/pos2vec").unwrap_err().to_string();
+        assert!(err.contains("m/pos2vec.safetensors") && err.contains("SHA-256") && err.contains("damaged"), "{err}");
+        // a card from before the checksum was recorded: loaded as it is
+        let mut old: serde_json::Value = serde_json::from_slice(&card).unwrap();
+        old.as_object_mut().unwrap().remove("weights_sha256");
+        let old = serde_json::to_vec(&old).unwrap();
+        let back = Model::from_bytes(&old, &weights, "m/pos2vec").unwrap();
+        assert_eq!(back.tensors, model.tensors);
+        assert_eq!(back.card.weights_sha256, None);
+    }
+
+    #[test]
+    fn non_finite_weights_are_refused_naming_the_tensor() {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut tensors = tiny().tensors;
+            tensors.get_mut("encoder.1.weight").unwrap()[2] = bad;
+            let mut model = Model::new(tiny().card, tensors).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            model.save(dir.path()).unwrap(); // the checksum matches: only the values are wrong
+            let err = Model::load(dir.path(), ModelKind::Pos2vec).unwrap_err().to_string();
+            assert!(err.contains("pos2vec.safetensors") && err.contains("`encoder.1.weight`"), "{err}");
+            assert!(err.contains("index 2") && err.contains(&bad.to_string()), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_card_s_tensor_list_must_match_its_stacks_and_the_file() {
+        let (card, weights, _) = saved();
+        let mut json: serde_json::Value = serde_json::from_slice(&card).unwrap();
+        json["tensors"][1]["shape"] = serde_json::json!([5]);
+        let err = Model::from_bytes(&serde_json::to_vec(&json).unwrap(), &weights, "m/pos2vec").unwrap_err();
+        let err = err.to_string();
+        assert!(err.contains("m/pos2vec.json") && err.contains("`encoder.0.bias` [5]"), "{err}");
+        json["tensors"].as_array_mut().unwrap().pop();
+        let err = Model::from_bytes(&serde_json::to_vec(&json).unwrap(), &weights, "m/pos2vec").unwrap_err();
+        assert!(err.to_string().contains("tensor list"), "{err}");
+        // a file with a tensor the card does not list
+        let st = SafeTensors::deserialize(&weights).unwrap();
+        let extra_data = vec![0u8; 8];
+        let extra = TensorView::new(Dtype::F32, vec![2], &extra_data).unwrap();
+        let tensors = st.tensors().into_iter().chain([("stray".to_string(), extra)]);
+        let mut json: serde_json::Value = serde_json::from_slice(&card).unwrap();
+        json.as_object_mut().unwrap().remove("weights_sha256");
+        let with_extra = safetensors::serialize(tensors, None).unwrap();
+        let err = Model::from_bytes(&serde_json::to_vec(&json).unwrap(), &with_extra, "m/pos2vec").unwrap_err();
+        assert!(err.to_string().contains("m/pos2vec.safetensors: tensor `stray` (shape [2]) is not in"), "{err}");
+    }
+
+    /// Damaged model files, seeded: flipped bits, truncation, edited cards, with and without
+    /// a recorded checksum. Loading never panics; it fails naming the file, or (where the
+    /// damage left the card equivalent or, without a checksum, hit the weights) it loads
+    /// finite weights only, and with a checksum exactly the saved ones.
+    #[test]
+    fn damaged_model_files_fail_cleanly() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let (card, weights, model) = saved();
+        let mut old: serde_json::Value = serde_json::from_slice(&card).unwrap();
+        old.as_object_mut().unwrap().remove("weights_sha256");
+        let old_card = serde_json::to_vec_pretty(&old).unwrap();
+        let config = Config { cases: 400, failure_persistence: None, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]));
+        let strategy =
+            (0..4u8, any::<bool>(), proptest::collection::vec((any::<usize>(), 0..8u32), 1..50), any::<usize>());
+        let (loaded, failed) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+        runner
+            .run(&strategy, |(how, with_checksum, flips, cut)| {
+                let (mut c, mut w) = (if with_checksum { card.clone() } else { old_card.clone() }, weights.clone());
+                match how {
+                    0 | 1 => {
+                        // flip bits in the weights (how 1: only in the header)
+                        let span = if how == 1 { 8 + 200 } else { w.len() };
+                        for &(at, bit) in &flips {
+                            w[at % span] ^= 1 << bit;
+                        }
+                    }
+                    2 => w.truncate(cut % w.len()),
+                    _ => {
+                        for &(at, bit) in &flips {
+                            let i = at % c.len();
+                            c[i] ^= 1 << bit;
+                        }
+                    }
+                }
+                match Model::from_bytes(&c, &w, "m/pos2vec") {
+                    Err(e) => {
+                        failed.set(failed.get() + 1);
+                        let e = e.to_string();
+                        prop_assert!(
+                            e.starts_with("m/pos2vec.json") || e.starts_with("m/pos2vec.safetensors"),
+                            "{}",
+                            e
+                        );
+                    }
+                    Ok(back) => {
+                        loaded.set(loaded.get() + 1);
+                        prop_assert!(back.tensors.values().flatten().all(|v| v.is_finite()));
+                        if with_checksum || how == 3 {
+                            prop_assert_eq!(&back.tensors, &model.tensors);
+                        }
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        let (loaded, failed) = (loaded.get(), failed.get());
+        assert!(failed > 200 && loaded + failed == 400, "{failed} failed, {loaded} loaded");
     }
 }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::Context;
-use deepchess_core::StackSpec;
 use deepchess_core::atomic::write_atomic;
+use deepchess_core::{ModelKind, StackSpec};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,11 @@ pub struct Checkpoint {
     pub history: Vec<EpochMetrics>,
     /// The options the run was started with (a resumed run must match them).
     pub options: serde_json::Value,
+    /// The network trained (`None` in checkpoints of earlier versions).
+    pub kind: Option<ModelKind>,
+    /// The datasets read ([`crate::guard::data_fingerprint`]; null in checkpoints of
+    /// earlier versions): a resumed run must read the same.
+    pub data: serde_json::Value,
 }
 
 /// The parameters of the best epoch so far.
@@ -59,6 +64,12 @@ struct State {
     best_epoch: Option<u32>,
     history: Vec<EpochMetrics>,
     options: serde_json::Value,
+    /// Absent from the checkpoints of earlier versions.
+    #[serde(default)]
+    kind: Option<ModelKind>,
+    /// Absent from the checkpoints of earlier versions.
+    #[serde(default)]
+    data: serde_json::Value,
 }
 
 impl Checkpoint {
@@ -73,6 +84,8 @@ impl Checkpoint {
             best_epoch: self.best.as_ref().map(|b| b.epoch),
             history: self.history.clone(),
             options: self.options.clone(),
+            kind: self.kind,
+            data: self.data.clone(),
         };
         let mut buffers: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
         let mut add = |prefix: &str, map: &BTreeMap<String, Vec<f32>>| {
@@ -139,7 +152,40 @@ impl Checkpoint {
                 return Err(bad(format!("tensor `param/{name}` has {found:?} values, expected shape {shape:?}")));
             }
         }
-        Ok(Checkpoint { epoch: state.epoch, params, adam, best, history: state.history, options: state.options })
+        Ok(Checkpoint {
+            epoch: state.epoch,
+            params,
+            adam,
+            best,
+            history: state.history,
+            options: state.options,
+            kind: state.kind,
+            data: state.data,
+        })
+    }
+
+    /// The network a checkpoint trains, read from its header alone (the tensors are not
+    /// read): `Ok(None)` for a checkpoint of an earlier version, which did not record it;
+    /// an error naming the file when it is not a deepchess checkpoint.
+    pub fn peek_kind(path: &Path) -> anyhow::Result<Option<ModelKind>> {
+        use std::io::Read;
+        let bad = |what: String| anyhow::anyhow!("{}: not a deepchess checkpoint: {what}", path.display());
+        let mut file = std::fs::File::open(path).with_context(|| format!("reading checkpoint {}", path.display()))?;
+        let mut len = [0u8; 8];
+        file.read_exact(&mut len).map_err(|e| bad(e.to_string()))?;
+        let len = u64::from_le_bytes(len);
+        if len > 100 << 20 {
+            return Err(bad(format!("a header of {len} bytes")));
+        }
+        let mut header = vec![0u8; len as usize];
+        file.read_exact(&mut header).map_err(|e| bad(e.to_string()))?;
+        let header: serde_json::Value = serde_json::from_slice(&header).map_err(|e| bad(e.to_string()))?;
+        let state = header["__metadata__"]["state"].as_str().ok_or_else(|| bad("no state metadata".into()))?;
+        let state: serde_json::Value = serde_json::from_str(state).map_err(|e| bad(e.to_string()))?;
+        match state.get("kind") {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(kind) => serde_json::from_value(kind.clone()).map(Some).map_err(|e| bad(format!("kind: {e}"))),
+        }
     }
 }
 
@@ -158,6 +204,8 @@ mod tests {
             best: Some(best),
             history: Vec::new(),
             options: serde_json::json!({}),
+            kind: Some(ModelKind::Value),
+            data: serde_json::json!([{ "dir": "/d", "files": { "moves-train.bin": 64 } }]),
         }
     }
 
@@ -167,6 +215,10 @@ mod tests {
         let path = dir.path().join(CHECKPOINT_FILE);
         checkpoint().save(&path).unwrap();
         assert_eq!(Checkpoint::load(&path).unwrap(), checkpoint());
+        assert_eq!(Checkpoint::peek_kind(&path).unwrap(), Some(ModelKind::Value));
+        std::fs::write(&path, b"{\"not\": \"a checkpoint\"}").unwrap();
+        let err = Checkpoint::peek_kind(&path).unwrap_err().to_string();
+        assert!(err.contains(&path.display().to_string()) && err.contains("not a deepchess checkpoint"), "{err}");
     }
 
     #[test]

@@ -72,6 +72,19 @@ impl DataFile {
     }
 }
 
+/// Refuses a training split without records (nothing to train on: the model would be its
+/// random initialisation) and an empty validation split (the validation figures, and the
+/// best epoch chosen by them, would mean nothing), naming the file.
+pub fn refuse_empty(train: &DataFile, validation: &DataFile) -> anyhow::Result<()> {
+    anyhow::ensure!(!train.is_empty(), "{}: no training record: nothing to train on", train.path.display());
+    anyhow::ensure!(
+        !validation.is_empty(),
+        "{}: the validation split is empty: its figures and the best epoch chosen by them would mean nothing; prepare with a --validation-fraction above 0",
+        validation.path.display()
+    );
+    Ok(())
+}
+
 /// The features of the colour-flipped position: board mirrored top to bottom, colours
 /// swapped, the other side to move, castling rights swapped between the colours. A
 /// position from a game White won becomes one from a game Black won.

@@ -8,6 +8,7 @@ pub mod data;
 pub mod device;
 pub mod eval;
 pub mod eval_positions;
+pub mod guard;
 pub mod metrics;
 pub mod nn;
 pub mod pgn;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::Context;
-use deepchess_core::atomic::write_atomic;
+use deepchess_core::atomic::{self, write_atomic};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -56,9 +56,15 @@ pub fn csv(rows: &[EpochMetrics]) -> String {
 pub fn write(dir: &Path, rows: &[EpochMetrics]) -> anyhow::Result<()> {
     write_atomic(&dir.join("metrics.csv"), csv(rows).as_bytes()).context("writing metrics.csv")?;
     let png = dir.join("metrics.png");
-    let tmp = deepchess_core::atomic::temporary_path(&png).with_extension("png");
-    plot(&tmp, rows).map_err(|e| anyhow::anyhow!("{}: drawing the plot: {e}", png.display()))?;
-    std::fs::rename(&tmp, &png).with_context(|| format!("writing {}", png.display()))
+    let tmp = atomic::temporary_path_keeping_extension(&png);
+    atomic::register_temporary(&tmp);
+    let written = plot(&tmp, rows)
+        .map_err(|e| anyhow::anyhow!("{}: drawing the plot: {e}", png.display()))
+        .and_then(|()| atomic::publish(&tmp, &png).with_context(|| format!("writing {}", png.display())));
+    if written.is_err() {
+        atomic::remove_temporary(&tmp);
+    }
+    written
 }
 
 /// A sans-serif font from the usual system places, registered once for plotters; `None`

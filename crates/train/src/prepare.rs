@@ -5,29 +5,37 @@
 //! records written in input order, so the output is deterministic and memory stays
 //! bounded whatever the input size. The output directory is built under a temporary
 //! name and renamed when complete.
+//!
+//! Input that cannot be what it claims fails, naming the file: a file that is not PGN
+//! text (see [`crate::pgn::input`]), a file without a single usable game, a game of absurd
+//! length (an unclosed comment, see [`crate::pgn::batches`]), a truncated or corrupt
+//! compressed stream (unless `allow_truncated`, which keeps the complete games before the
+//! break). `--out` never replaces an input, and `--force` replaces only an earlier
+//! `prepare` output.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use deepchess_core::atomic::{check_overwrite, temporary_path, write_atomic};
+use deepchess_core::atomic::{self, check_overwrite, temporary_path, write_atomic};
 use deepchess_core::dataset::{Content, DatasetError, DatasetWriter, Split, file_name};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::pgn::batches::GameBatches;
+use crate::guard;
+use crate::pgn::batches::{BatchError, DEFAULT_MAX_GAME_BYTES, GameBatches};
 use crate::pgn::game::{ParseOptions, ParsedGame, SkipReason};
 use crate::pgn::{input, parse_batch};
 
 /// Options of `prepare`.
 #[derive(Clone, Debug, Serialize)]
 pub struct PrepareOptions {
-    /// PGN files (`.pgn`, `.pgn.gz`, `.pgn.zst`, `.pgn.bz2`).
+    /// PGN files, plain or compressed with gzip, zstd or bzip2 (told by their content).
     pub inputs: Vec<PathBuf>,
     /// Output directory.
     pub out: PathBuf,
-    /// Replace an existing output directory.
+    /// Replace an existing output directory (only an earlier `prepare` output).
     pub force: bool,
     /// Positions of the first this-many moves of each game are left out of `positions`.
     pub skip_moves: u16,
@@ -43,6 +51,11 @@ pub struct PrepareOptions {
     pub split_seed: u64,
     /// Keep the moves before an illegal move instead of skipping the game.
     pub keep_truncated: bool,
+    /// Keep the complete games before the break of a truncated or corrupt compressed
+    /// stream (with a warning) instead of failing.
+    pub allow_truncated: bool,
+    /// Longest text of one game, in bytes; a longer one is an error.
+    pub max_game_bytes: u64,
     /// Name every skipped game.
     pub verbose: bool,
     /// Approximate size of a batch of PGN text parsed by one task.
@@ -64,11 +77,16 @@ impl PrepareOptions {
             validation_fraction: 0.1,
             split_seed: 0,
             keep_truncated: false,
+            allow_truncated: false,
+            max_game_bytes: DEFAULT_MAX_GAME_BYTES,
             verbose: false,
             batch_bytes: 1 << 19,
         }
     }
 }
+
+/// Games of more plies than this get a warning: no real game is that long.
+pub const IMPLAUSIBLE_PLIES: usize = 2000;
 
 /// Errors of `prepare`; each names the file concerned.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +109,25 @@ pub enum PrepareError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A game too long to be real (see [`BatchError::GameTooLarge`]).
+    #[error("{path}: {source}")]
+    Damaged {
+        /// The input file.
+        path: PathBuf,
+        /// What is wrong, with the game's number and line.
+        source: BatchError,
+    },
+    /// An input file gave no usable game.
+    #[error("{path}: no usable game ({detail}): not a PGN database, or every game was skipped")]
+    NoGames {
+        /// The input file.
+        path: PathBuf,
+        /// Games read from it and why they were skipped.
+        detail: String,
+    },
+    /// `--out` or `--force` would replace an input or a file `prepare` did not write.
+    #[error("{0}")]
+    Output(String),
     /// Writing a dataset failed.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
@@ -122,8 +159,15 @@ impl SplitCounts {
 pub struct InputSummary {
     /// The file.
     pub path: PathBuf,
+    /// Its compression, told by its first bytes.
+    pub compression: &'static str,
     /// Games read from it.
     pub games_read: u64,
+    /// Games of it that gave records.
+    pub games_used: u64,
+    /// Whether its stream broke off and only the games before the break were kept
+    /// (`allow_truncated`).
+    pub truncated: bool,
 }
 
 /// What `prepare` did; written as `summary.json`.
@@ -157,6 +201,8 @@ pub struct Summary {
     pub draws_excluded_from_positions: u64,
     /// Used games left out of `moves` by `--min-elo`.
     pub games_below_min_elo: u64,
+    /// Warnings (damaged input that did not stop the run), each naming the file.
+    pub warnings: Vec<String>,
     /// Wall-clock seconds.
     pub seconds: f64,
     /// The options used.
@@ -220,8 +266,21 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
-    fn add(&mut self, mut game: ParsedGame) -> Result<(), PrepareError> {
+    /// Logs a warning and records it in the summary.
+    fn warn(&mut self, warning: String) {
+        (self.log)(format!("warning: {warning}"));
+        self.summary.warnings.push(warning);
+    }
+
+    fn add(&mut self, path: &Path, mut game: ParsedGame) -> Result<(), PrepareError> {
         let number = self.summary.games_read;
+        if game.records.len() > IMPLAUSIBLE_PLIES {
+            self.warn(format!(
+                "{}: game {number} has {} plies, more than any real game: games run together, or a damaged file?",
+                path.display(),
+                game.records.len()
+            ));
+        }
         self.summary.games_read += 1;
         match game.result {
             Some(1) => self.summary.white_wins += 1,
@@ -281,7 +340,8 @@ impl Collector<'_> {
 }
 
 /// Runs `prepare`: reads every input, writes the datasets and `summary.json` into
-/// `options.out`. `progress` is called regularly; `log` receives `--verbose` lines.
+/// `options.out`. `progress` is called regularly; `log` receives warnings and the
+/// `--verbose` lines.
 pub fn prepare(
     options: &PrepareOptions,
     progress: &mut dyn FnMut(Progress<'_>),
@@ -297,18 +357,104 @@ pub fn prepare(
         return Err(PrepareError::Option("no input: give at least one --pgn FILE".into()));
     }
     let out = &options.out;
-    check_overwrite(out, options.force).map_err(|source| PrepareError::Io { path: out.clone(), source })?;
+    check_output(options)?;
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let parent = out.parent().unwrap_or(Path::new("."));
+    guard::sweep(parent, |n| n == name || n.strip_suffix("-old") == Some(name.as_str()))
+        .map_err(|e| PrepareError::Output(e.to_string()))?;
     let tmp = temporary_path(out);
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|source| PrepareError::Io { path: tmp.clone(), source })?;
-    let result = build(options, &tmp, progress, log).and_then(|summary| {
-        publish(&tmp, out).map_err(|source| PrepareError::Io { path: out.clone(), source })?;
-        Ok(summary)
-    });
+    atomic::register_temporary(&tmp);
+    let result = std::fs::create_dir_all(&tmp)
+        .map_err(|source| PrepareError::Io { path: tmp.clone(), source })
+        .and_then(|()| build(options, &tmp, progress, log))
+        .and_then(|summary| {
+            publish(&tmp, out).map_err(|source| PrepareError::Io { path: out.clone(), source })?;
+            Ok(summary)
+        });
     if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        atomic::remove_temporary(&tmp);
+    } else {
+        atomic::unregister_temporary(&tmp);
     }
     result
+}
+
+/// Files a `prepare` output directory holds.
+fn output_files() -> Vec<String> {
+    let mut names = vec!["summary.json".to_string()];
+    names.extend(Content::ALL.iter().flat_map(|&c| Split::ALL.map(|s| file_name(c, s))));
+    names
+}
+
+/// What makes `dir` other than an earlier `prepare` output, if anything.
+fn not_a_prepare_output(dir: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link".into());
+    }
+    if !meta.is_dir() {
+        return Some("it is a file, not a directory".into());
+    }
+    let known = output_files();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => return Some(format!("it cannot be listed ({e})")),
+    };
+    let mut others: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !known.contains(n))
+        .collect();
+    others.sort();
+    if let Some(first) = others.first() {
+        return Some(format!(
+            "it holds `{first}`{}, which prepare does not write",
+            if others.len() > 1 { " and more" } else { "" }
+        ));
+    }
+    let summary: Option<serde_json::Value> =
+        std::fs::read(dir.join("summary.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    match summary {
+        None => Some("it has no readable summary.json".into()),
+        Some(s) if ["games_read", "games_used", "skipped", "options"].iter().all(|k| s.get(k).is_some()) => None,
+        Some(_) => Some("its summary.json is not a prepare summary".into()),
+    }
+}
+
+/// Refuses an `--out` that is an input or holds one, and, without `--force`, one that
+/// exists; with `--force`, one that is not an earlier `prepare` output.
+fn check_output(options: &PrepareOptions) -> Result<(), PrepareError> {
+    let out = &options.out;
+    let out_canonical = guard::canonical(out);
+    for input in &options.inputs {
+        let input_canonical = guard::canonical(input);
+        if input_canonical == out_canonical {
+            return Err(PrepareError::Output(format!(
+                "--out {} is the input --pgn {}: give the datasets a directory of their own",
+                out.display(),
+                input.display()
+            )));
+        }
+        if input_canonical.starts_with(&out_canonical) {
+            return Err(PrepareError::Output(format!(
+                "--out {} holds the input --pgn {}: replacing it would delete the input",
+                out.display(),
+                input.display()
+            )));
+        }
+    }
+    if std::fs::symlink_metadata(out).is_err() {
+        return Ok(());
+    }
+    check_overwrite(out, options.force).map_err(|source| PrepareError::Io { path: out.clone(), source })?;
+    match not_a_prepare_output(out) {
+        None => Ok(()),
+        Some(why) => Err(PrepareError::Output(format!(
+            "--force: {} is not the output of an earlier `deepchess prepare` ({why}); --force replaces only those: choose another --out",
+            out.display()
+        ))),
+    }
 }
 
 fn build(
@@ -334,6 +480,7 @@ fn build(
         positions_with_eval: 0,
         draws_excluded_from_positions: 0,
         games_below_min_elo: 0,
+        warnings: Vec::new(),
         seconds: 0.0,
         options: options.clone(),
     };
@@ -366,32 +513,53 @@ impl SplitCounts {
     }
 }
 
+/// What the thread reading an input sends.
+enum Item {
+    /// Whole games.
+    Batch(Vec<u8>),
+    /// Damage that does not stop the run.
+    Warning(String),
+    /// The end of the readable stream: the error that ended it, if any, and whether the
+    /// complete games before it were kept (`allow_truncated`).
+    Broken(BatchError, bool),
+}
+
 fn read_input(
     path: &Path,
     collector: &mut Collector<'_>,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), PrepareError> {
     let input = input::open(path).map_err(|source| PrepareError::Io { path: path.to_path_buf(), source })?;
-    let (file_size, consumed) = (input.file_size, input.consumed.clone());
+    let (file_size, consumed, compression) = (input.file_size, input.consumed.clone(), input.compression);
     let parse_options =
         ParseOptions { keep_truncated: collector.options.keep_truncated, describe: collector.options.verbose };
     let group_size = 2 * rayon::current_num_threads();
-    let games_before = collector.summary.games_read;
-    let batch_bytes = collector.options.batch_bytes;
+    let (games_before, used_before) = (collector.summary.games_read, collector.summary.games_used);
+    let skipped_before = collector.summary.skipped.clone();
+    let (batch_bytes, max_game_bytes) = (collector.options.batch_bytes, collector.options.max_game_bytes);
+    let allow_truncated = collector.options.allow_truncated;
+    let mut truncated = false;
     std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<std::io::Result<Vec<u8>>>(group_size);
+        let (tx, rx) = sync_channel::<Item>(group_size);
         let mut reader = input.reader;
         scope.spawn(move || {
-            let mut batches = GameBatches::new(&mut reader, batch_bytes);
+            let mut batches = GameBatches::new(&mut reader, batch_bytes).with_max_game_bytes(max_game_bytes);
             loop {
-                let next = batches.next_batch().transpose();
-                let stop = !matches!(next, Some(Ok(_)));
-                if let Some(item) = next
-                    && tx.send(item).is_err()
-                {
-                    break;
+                let next = batches.next_batch();
+                let mut items: Vec<Item> = batches.take_warnings().into_iter().map(Item::Warning).collect();
+                let stop = !matches!(next, Ok(Some(_)));
+                match next {
+                    Ok(Some(batch)) => items.push(Item::Batch(batch)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        let keep = allow_truncated && matches!(e, BatchError::Read { .. });
+                        if keep && let Some(games) = batches.salvage() {
+                            items.push(Item::Batch(games));
+                        }
+                        items.push(Item::Broken(e, keep));
+                    }
                 }
-                if stop {
+                if items.into_iter().any(|item| tx.send(item).is_err()) || stop {
                     break;
                 }
             }
@@ -401,9 +569,10 @@ fn read_input(
             let mut failure = None;
             while group.len() < group_size {
                 match rx.recv() {
-                    Ok(Ok(batch)) => group.push(batch),
-                    Ok(Err(e)) => {
-                        failure = Some(e);
+                    Ok(Item::Batch(batch)) => group.push(batch),
+                    Ok(Item::Warning(w)) => collector.warn(format!("{}: {w}", path.display())),
+                    Ok(Item::Broken(e, kept)) => {
+                        failure = Some((e, kept));
                         break;
                     }
                     Err(_) => break,
@@ -415,7 +584,7 @@ fn read_input(
             let parsed: Vec<Vec<ParsedGame>> = group.par_iter().map(|b| parse_batch(b, parse_options)).collect();
             drop(group);
             for game in parsed.into_iter().flatten() {
-                collector.add(game)?;
+                collector.add(path, game)?;
             }
             progress(Progress {
                 path,
@@ -424,35 +593,271 @@ fn read_input(
                 games: collector.summary.games_read,
                 records: collector.writers.records(),
             });
-            if let Some(source) = failure {
-                return Err(PrepareError::Input {
-                    path: path.to_path_buf(),
-                    games_read: collector.summary.games_read - games_before,
-                    source,
-                });
+            match failure {
+                None => {}
+                Some((BatchError::Read { complete_games, source }, true)) => {
+                    truncated = true;
+                    collector.warn(format!(
+                        "{}: the stream breaks off after {complete_games} complete games ({source}); they are kept (--allow-truncated)",
+                        path.display()
+                    ));
+                    break;
+                }
+                Some((BatchError::Read { complete_games, source }, false)) => {
+                    return Err(PrepareError::Input { path: path.to_path_buf(), games_read: complete_games, source });
+                }
+                Some((source, _)) => return Err(PrepareError::Damaged { path: path.to_path_buf(), source }),
             }
         }
         Ok(())
     })?;
-    collector
-        .summary
-        .inputs
-        .push(InputSummary { path: path.to_path_buf(), games_read: collector.summary.games_read - games_before });
+    let summary = &mut collector.summary;
+    let (games_read, games_used) = (summary.games_read - games_before, summary.games_used - used_before);
+    if games_used == 0 {
+        // the reasons this file's games were skipped: the counts that grew
+        let grown: BTreeMap<&'static str, u64> =
+            summary.skipped.iter().map(|(&r, &n)| (r, n - skipped_before.get(r).copied().unwrap_or(0))).collect();
+        let mut detail = format!("{games_read} games read");
+        if truncated {
+            detail += " before the stream breaks off";
+        }
+        if games_read > 0 {
+            detail += &format!(", skipped: {}", skip_counts(&grown));
+        }
+        return Err(PrepareError::NoGames { path: path.to_path_buf(), detail });
+    }
+    summary.inputs.push(InputSummary {
+        path: path.to_path_buf(),
+        compression: compression.name(),
+        games_read,
+        games_used,
+        truncated,
+    });
     Ok(())
 }
 
+/// `reason count, ...` for the reasons with games.
+fn skip_counts(skipped: &BTreeMap<&'static str, u64>) -> String {
+    let counts: Vec<String> = skipped.iter().filter(|(_, n)| **n > 0).map(|(r, n)| format!("{r} {n}")).collect();
+    counts.join(", ")
+}
+
 /// Moves the finished temporary directory to `out`, replacing an old one only after the
-/// new one is complete.
+/// new one is complete; an interruption waits until this is done.
 fn publish(tmp: &Path, out: &Path) -> std::io::Result<()> {
-    if out.exists() {
-        let old = temporary_path(&out.with_file_name(format!(
-            "{}-old",
-            out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-        )));
-        std::fs::rename(out, &old)?;
-        std::fs::rename(tmp, out)?;
-        std::fs::remove_dir_all(&old)
-    } else {
-        std::fs::rename(tmp, out)
+    atomic::publishing(|| {
+        if out.exists() {
+            let old = temporary_path(&out.with_file_name(format!(
+                "{}-old",
+                out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            )));
+            std::fs::rename(out, &old)?;
+            std::fs::rename(tmp, out)?;
+            std::fs::remove_dir_all(&old)
+        } else {
+            std::fs::rename(tmp, out)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const SAMPLE: &[u8] = include_bytes!("../../../tests/data/sample.pgn");
+    const DECISIVE: &[u8] = include_bytes!("../../../tests/data/decisive.pgn");
+
+    fn run(options: &PrepareOptions) -> (Result<Summary, PrepareError>, Vec<String>) {
+        let mut lines = Vec::new();
+        let result = prepare(options, &mut |_| {}, &mut |l| lines.push(l));
+        (result, lines)
+    }
+
+    fn compress(plain: &[u8], how: u8) -> Vec<u8> {
+        match how {
+            0 => plain.to_vec(),
+            1 => {
+                let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                w.write_all(plain).unwrap();
+                w.finish().unwrap()
+            }
+            2 => zstd::encode_all(plain, 1).unwrap(),
+            _ => {
+                let mut w = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+                w.write_all(plain).unwrap();
+                w.finish().unwrap()
+            }
+        }
+    }
+
+    /// `n` short legal games (the same opening, told apart by their tags).
+    fn games(n: usize) -> Vec<u8> {
+        let mut pgn = String::new();
+        for g in 0..n {
+            pgn += &format!("[Event \"g{g}\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n");
+        }
+        pgn.into_bytes()
+    }
+
+    #[test]
+    fn compression_is_read_from_the_content_not_the_name() {
+        let dir = tempfile::tempdir().unwrap();
+        for (how, name) in [(2, "games.pgn"), (1, "games.pgn.zst"), (3, "games.txt"), (0, "games.pgn.gz")] {
+            let input = dir.path().join(name);
+            std::fs::write(&input, compress(SAMPLE, how)).unwrap();
+            let options = PrepareOptions::new(vec![input], dir.path().join(format!("out-{name}")));
+            let summary = run(&options).0.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!((summary.games_read, summary.games_used), (6, 5), "{name}");
+            assert_eq!(summary.inputs[0].compression, ["plain text", "gzip", "zstd", "bzip2"][how as usize]);
+        }
+    }
+
+    #[test]
+    fn text_that_is_no_pgn_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let utf16: Vec<u8> = [0xff, 0xfe].into_iter().chain(SAMPLE.iter().flat_map(|&b| [b, 0])).collect();
+        let xz = [&[0xfd, b'7', b'z', b'X', b'Z', 0x00][..], &[1; 200]].concat();
+        let cases: [(&str, Vec<u8>, &str); 5] = [
+            ("utf16.pgn", utf16, "UTF-16"),
+            ("nul.pgn", SAMPLE.iter().flat_map(|&b| [0, b]).collect(), "NUL"),
+            ("archive.pgn", xz, "xz-compressed"),
+            (
+                "prose.pgn",
+                b"Dear diary,\nno chess today.\n".to_vec(),
+                "no usable game (1 games read, skipped: no_result 1)",
+            ),
+            ("empty.pgn", Vec::new(), "no usable game (0 games read)"),
+        ];
+        for (name, bytes, expected) in cases {
+            let input = dir.path().join(name);
+            std::fs::write(&input, bytes).unwrap();
+            let out = dir.path().join(format!("out-{name}"));
+            let err = run(&PrepareOptions::new(vec![input.clone()], out.clone())).0.unwrap_err().to_string();
+            assert!(err.contains(&input.display().to_string()) && err.contains(expected), "{name}: {err}");
+            assert!(!out.exists());
+        }
+        // a second file without games fails the run even when the first has some
+        let good = dir.path().join("good.pgn");
+        std::fs::write(&good, SAMPLE).unwrap();
+        let options = PrepareOptions::new(vec![good, dir.path().join("empty.pgn")], dir.path().join("two"));
+        assert!(run(&options).0.unwrap_err().to_string().contains("empty.pgn: no usable game"));
+    }
+
+    #[test]
+    fn a_stray_brace_fails_or_warns_naming_the_game_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        // game 3 (line 11) opens a comment that is never closed: the 3000 games after it
+        // would be one comment and the run would succeed with 2 games
+        let mut text = games(2);
+        text.extend_from_slice(b"[Event \"stray\"]\n[Result \"1-0\"]\n\n1. e4 { e5 1-0\n\n");
+        text.extend(games(3000));
+        let input = dir.path().join("stray.pgn");
+        std::fs::write(&input, &text).unwrap();
+        let mut options = PrepareOptions::new(vec![input.clone()], dir.path().join("out"));
+        options.max_game_bytes = 64 << 10;
+        let err = run(&options).0.unwrap_err().to_string();
+        assert!(err.contains("stray.pgn: game 3 starting at line 11: the comment opened at line 14"), "{err}");
+        // near the end, the comment swallows a few games only: a warning, in the summary too
+        let mut text = games(3000);
+        text.extend_from_slice(b"[Event \"stray\"]\n[Result \"1-0\"]\n\n1. e4 { e5 1-0\n\n");
+        text.extend(games(2));
+        std::fs::write(&input, &text).unwrap();
+        let (summary, lines) = run(&options);
+        let summary = summary.unwrap();
+        assert_eq!(summary.games_read, 3001, "the 2 games inside the comment are lost");
+        assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
+        let w = &summary.warnings[0];
+        assert!(w.contains("stray.pgn: game 3001 (line 15001): the comment opened at line 15004"), "{w}");
+        assert!(lines.iter().any(|l| l.starts_with("warning: ") && l.contains("game 3001")), "{lines:?}");
+    }
+
+    #[test]
+    fn allow_truncated_keeps_the_complete_games_before_the_break() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = games(4000);
+        for how in [1, 2, 3] {
+            let full = compress(&plain, how);
+            let input = dir.path().join(format!("cut{how}.pgn"));
+            std::fs::write(&input, &full[..full.len() * 2 / 3]).unwrap();
+            let mut options = PrepareOptions::new(vec![input.clone()], dir.path().join(format!("out{how}")));
+            let err = run(&options).0.unwrap_err().to_string();
+            assert!(err.contains(&input.display().to_string()) && err.contains("complete games"), "{how}: {err}");
+            options.allow_truncated = true;
+            let summary = run(&options).0.unwrap_or_else(|e| panic!("{how}: {e}"));
+            assert!((1000..4000).contains(&summary.games_used), "{how}: {} games", summary.games_used);
+            assert_eq!(summary.games_used, summary.games_read, "{how}: no partial game");
+            assert!(summary.inputs[0].truncated && summary.warnings[0].contains("--allow-truncated"), "{how}");
+        }
+    }
+
+    /// Random bytes and damaged real PGN (bytes flipped, braces, brackets and NULs
+    /// inserted, cut short; plain and compressed), seeded: `prepare` never panics, and it
+    /// either succeeds with usable games or fails naming the file; no temporary stays.
+    #[test]
+    fn fuzzed_inputs_never_panic_and_errors_name_the_file() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        // in memory where there is such a file system: each run syncs five files to disk
+        let dir = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
+        let base = [SAMPLE, DECISIVE].concat();
+        let config = Config { cases: 300, failure_persistence: None, ..Config::default() };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+        let strategy = (
+            0..4u8,
+            any::<bool>(),
+            proptest::collection::vec(any::<u8>(), 0..600),
+            proptest::collection::vec((any::<usize>(), 0..6u8, any::<u8>()), 0..30),
+            any::<usize>(),
+        );
+        let outcomes = std::cell::Cell::new((0, 0));
+        runner
+            .run(&strategy, |(how, random, noise, edits, cut)| {
+                let mut text = if random { noise } else { base.clone() };
+                for &(at, kind, byte) in &edits {
+                    let at = at % (text.len() + 1);
+                    match kind {
+                        0 if at < text.len() => text[at] = byte,
+                        1 => text.insert(at, b'{'),
+                        2 => text.insert(at, b'}'),
+                        3 => text.insert(at, b'['),
+                        4 => text.insert(at, 0),
+                        _ => text.truncate(at),
+                    }
+                }
+                let mut bytes = compress(&text, how);
+                if cut % 4 == 0 && !bytes.is_empty() {
+                    bytes.truncate(cut % bytes.len());
+                }
+                let input = dir.path().join("fuzz.pgn");
+                std::fs::write(&input, &bytes).unwrap();
+                let out = dir.path().join("out");
+                let mut options = PrepareOptions::new(vec![input.clone()], out.clone());
+                options.force = true;
+                options.keep_truncated = cut % 3 == 0;
+                options.allow_truncated = cut % 5 == 0;
+                let (ok, failed) = outcomes.get();
+                match run(&options).0 {
+                    Ok(summary) => {
+                        outcomes.set((ok + 1, failed));
+                        prop_assert!(summary.games_used > 0 && out.join("summary.json").exists());
+                    }
+                    Err(e) => {
+                        outcomes.set((ok, failed + 1));
+                        let e = e.to_string();
+                        prop_assert!(e.contains(&input.display().to_string()), "{}", e);
+                    }
+                }
+                let left: Vec<_> = std::fs::read_dir(dir.path())
+                    .unwrap()
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+                    .collect();
+                prop_assert!(left.is_empty(), "temporaries left: {:?}", left);
+                Ok(())
+            })
+            .unwrap();
+        let (ok, failed) = outcomes.get();
+        assert!(ok > 30 && failed > 30, "{ok} succeeded, {failed} failed");
     }
 }

@@ -18,6 +18,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::checkpoint::{Best, CHECKPOINT_FILE, Checkpoint};
 use crate::device::DeviceChoice;
+use crate::guard;
 use crate::metrics::{self, EpochMetrics};
 use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, to_vec};
@@ -32,16 +33,22 @@ pub struct RunArgs {
     /// Run directory: checkpoint, metrics.csv, metrics.png and the final model.
     #[arg(long)]
     pub out: PathBuf,
-    /// Start afresh even if the run directory holds a checkpoint or a model.
+    /// Start afresh even if the run directory holds a checkpoint or a model (of a run of
+    /// the same network; never another network's run or an input).
     #[arg(long, conflicts_with = "resume")]
     pub force: bool,
-    /// Continue the run from its last checkpoint (same options; `--epochs` may be raised).
+    /// Continue the run from its last checkpoint (same options and data; `--epochs` may be
+    /// raised).
     #[arg(long)]
     pub resume: bool,
     /// Where burn computes: `cpu` (the flex backend) or, in a build with the `wgpu`
     /// feature, `wgpu`, `wgpu:cpu`, `wgpu:discrete[:N]`, `wgpu:integrated[:N]`.
     #[arg(long, default_value_t = DeviceChoice::Cpu)]
     pub device: DeviceChoice,
+    /// Git commit of the build, recorded in the model card (set by the `deepchess` binary
+    /// from its build; `None` records none).
+    #[arg(skip)]
+    pub git_commit: Option<String>,
 }
 
 /// A learning-rate schedule: the rate of every batch of a stage.
@@ -226,6 +233,20 @@ pub struct Card {
 
 /// A network's training, as the driver [`train`] runs it.
 pub trait Trainer {
+    /// The network trained (what `--force` may replace in the run directory).
+    fn kind(&self) -> ModelKind;
+
+    /// Dataset directories read besides `--data` (`--extra-data`): recorded with `--data`
+    /// in the checkpoint, and never a run directory.
+    fn extra_data(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Other input directories, with their option (`--pos2vec`): never a run directory.
+    fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
+    }
+
     /// The options, recorded in the checkpoint and the card (a resumed run must have the
     /// same, except `epochs`).
     fn options(&self) -> anyhow::Result<serde_json::Value>;
@@ -260,14 +281,16 @@ pub fn check_loop_options(batch: usize, lr: f64, positions_per_epoch: Option<usi
 }
 
 /// Runs `trainer` in the run directory `args.out`: resumes from its checkpoint with
-/// `--resume` (refusing to overwrite an earlier run without `--force`), trains every
+/// `--resume` (refusing to overwrite an earlier run without `--force`, and to resume
+/// with other options or data), trains every
 /// stage's epochs (saving the checkpoint, metrics.csv and metrics.png after each), then
 /// writes the model (the best epoch's parameters, or the last epoch's when the validation
 /// gives no metric), prints the trainer's report and returns the model.
 pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model> {
     let stages = trainer.stages();
     let options = trainer.options()?;
-    let mut run = Run::open(args, options, || trainer.init())?;
+    let inputs = Inputs { kind: trainer.kind(), extra_data: trainer.extra_data(), others: trainer.other_inputs() };
+    let mut run = Run::open(args, &inputs, options, || trainer.init())?;
     let inference = run.device.clone().inner();
     while let Some(at) = epoch_at(&stages, run.state.epoch) {
         let stage = stages[at.stage];
@@ -277,6 +300,13 @@ pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model
             run.state.adam = Adam::default();
         }
         let passes = trainer.passes(&at)?;
+        if passes.iter().all(|p| p.order.is_empty()) {
+            anyhow::bail!(
+                "--data {}: no training item in epoch {}: nothing to train on",
+                args.data.display(),
+                at.epoch + 1
+            );
+        }
         let mut trained = Vec::with_capacity(passes.len());
         for (k, pass) in passes.iter().enumerate() {
             trained.push(train_pass(trainer, &mut run, stage, at, k, pass)?);
@@ -301,9 +331,9 @@ pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model
         object.insert("best_epoch".into(), epoch.into());
     }
     let stacks: Vec<&str> = card.stacks.iter().map(String::as_str).collect();
-    let model = params.to_model(card.kind, &stacks, |c| {
+    let mut model = params.to_model(card.kind, &stacks, |c| {
         c.output = card.output;
-        fill_card(c, &args.data, &run.state.options, run.state.epoch, metrics);
+        fill_card(c, args, &run.state.options, run.state.epoch, metrics);
     })?;
     model.save(&run.dir)?;
     println!("{}", card.report);
@@ -366,6 +396,53 @@ fn train_pass(
     Ok(TrainedPass { name: pass.name.clone(), tally, accuracy, lr: lr_at(batches.saturating_sub(1)), rate })
 }
 
+/// What a trainer reads and writes, as the run directory's checks need it.
+struct Inputs {
+    kind: ModelKind,
+    extra_data: Vec<PathBuf>,
+    others: Vec<(&'static str, PathBuf)>,
+}
+
+/// Whether `--force` may start afresh in `out`, which holds files of a run: only when they
+/// are a run of the same network (by the checkpoint's record, or, for checkpoints of
+/// earlier versions, by the models beside it) and the model there is a deepchess model.
+fn check_replaceable(out: &Path, kind: ModelKind) -> anyhow::Result<()> {
+    let refuse = |what: String| {
+        anyhow::anyhow!("--force: {} {what}; --force replaces only a previous run of `{}`", out.display(), kind.name())
+    };
+    let checkpoint = out.join(CHECKPOINT_FILE);
+    let recorded = if checkpoint.exists() {
+        Checkpoint::peek_kind(&checkpoint)
+            .map_err(|e| refuse(format!("holds {CHECKPOINT_FILE} that is not ours ({e})")))?
+    } else {
+        None
+    };
+    if let Some(other) = recorded.filter(|&k| k != kind) {
+        return Err(refuse(format!("holds a run of `{}` ({CHECKPOINT_FILE})", other.name())));
+    }
+    let card_kind = |k: ModelKind| -> Option<anyhow::Result<ModelKind>> {
+        let path = out.join(format!("{}.json", k.name()));
+        let bytes = std::fs::read(&path).ok()?;
+        Some(
+            serde_json::from_slice::<ModelCard>(&bytes)
+                .map(|c| c.kind)
+                .map_err(|e| refuse(format!("holds {} that is not a deepchess model card ({e})", path.display()))),
+        )
+    };
+    if let Some(found) = card_kind(kind) {
+        let found = found?;
+        if found != kind {
+            return Err(refuse(format!("holds {}.json, a `{}` model", kind.name(), found.name())));
+        }
+    } else if recorded.is_none() && checkpoint.exists() {
+        // a checkpoint of an earlier version: the run's kind is that of the model beside it
+        if let Some(other) = ModelKind::ALL.into_iter().find(|&k| k != kind && card_kind(k).is_some()) {
+            return Err(refuse(format!("holds a run of `{}` ({}.json)", other.name(), other.name())));
+        }
+    }
+    Ok(())
+}
+
 /// A training run in progress.
 struct Run {
     /// The run directory.
@@ -378,17 +455,45 @@ struct Run {
 
 impl Run {
     /// Opens the run directory: resumes from its checkpoint with `--resume`, otherwise
-    /// starts from `init()` (refusing to overwrite an earlier run without `--force`).
-    /// `options` are recorded; a resumed run must have the same ones, except `epochs`.
+    /// starts from `init()`. Refuses a run directory that is an input; without `--force`
+    /// one holding a checkpoint, the model or metrics; with `--force` one holding another
+    /// network's run. `options` and the data fingerprint are recorded; a resumed run must
+    /// have the same ones (except `epochs`).
     fn open(
         args: &RunArgs,
+        inputs: &Inputs,
         options: serde_json::Value,
         init: impl FnOnce() -> anyhow::Result<Params>,
     ) -> anyhow::Result<Run> {
-        let checkpoint = args.out.join(CHECKPOINT_FILE);
+        let out = &args.out;
+        let checkpoint = out.join(CHECKPOINT_FILE);
+        let data_dirs: Vec<PathBuf> = std::iter::once(args.data.clone()).chain(inputs.extra_data.clone()).collect();
+        let named = std::iter::once(("--data", &args.data))
+            .chain(inputs.extra_data.iter().map(|d| ("--extra-data", d)))
+            .chain(inputs.others.iter().map(|(o, d)| (*o, d)));
+        for (option, dir) in named {
+            if guard::same_path(out, dir) {
+                anyhow::bail!("--out {} is the {option} directory: give the run a directory of its own", out.display());
+            }
+        }
+        if out.exists() && !out.is_dir() {
+            anyhow::bail!("--out {}: exists and is not a directory (a run directory is needed)", out.display());
+        }
+        guard::sweep(out, |_| true)?;
+        let fingerprint = guard::data_fingerprint(&data_dirs);
         let device = args.device.device()?.autodiff();
         if args.resume {
             let state = Checkpoint::load(&checkpoint).context("--resume")?;
+            if let Some(kind) = state.kind
+                && kind != inputs.kind
+            {
+                anyhow::bail!(
+                    "--resume: {} is a run of `{}`, not of `{}`",
+                    checkpoint.display(),
+                    kind.name(),
+                    inputs.kind.name()
+                );
+            }
             let strip = |v: &serde_json::Value| {
                 let mut v = v.clone();
                 if let Some(o) = v.as_object_mut() {
@@ -404,19 +509,48 @@ impl Run {
                     options
                 );
             }
-            eprintln!("resuming {} after epoch {}", args.out.display(), state.epoch);
-            return Ok(Run { dir: args.out.clone(), state, device });
+            if state.data.is_null() {
+                eprintln!(
+                    "note: {} predates the recording of its data: --data is not checked against it",
+                    checkpoint.display()
+                );
+            } else if state.data != fingerprint {
+                anyhow::bail!(
+                    "--resume: the checkpoint {} was trained on {}, but this run reads {}: resume with the same --data, or start afresh with --force",
+                    checkpoint.display(),
+                    guard::describe_fingerprint(&state.data),
+                    guard::describe_fingerprint(&fingerprint)
+                );
+            }
+            eprintln!("resuming {} after epoch {}", out.display(), state.epoch);
+            return Ok(Run { dir: out.clone(), state, device });
         }
-        if !args.force && checkpoint.exists() {
-            anyhow::bail!(
-                "{} already holds a run (use --resume to continue it or --force to start afresh)",
-                args.out.display()
-            );
+        let name = inputs.kind.name();
+        let run_files =
+            [CHECKPOINT_FILE.to_string(), format!("{name}.json"), format!("{name}.safetensors"), "metrics.csv".into()];
+        let existing: Vec<&String> = run_files.iter().filter(|f| out.join(f).exists()).collect();
+        if !existing.is_empty() {
+            let list = existing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+            if !args.force {
+                anyhow::bail!(
+                    "{} already holds a run ({list}): use --resume to continue it or --force to start afresh",
+                    out.display()
+                );
+            }
+            check_replaceable(out, inputs.kind)?;
         }
-        std::fs::create_dir_all(&args.out).with_context(|| format!("--out {}", args.out.display()))?;
-        let state =
-            Checkpoint { epoch: 0, params: init()?, adam: Adam::default(), best: None, history: Vec::new(), options };
-        Ok(Run { dir: args.out.clone(), state, device })
+        std::fs::create_dir_all(out).with_context(|| format!("--out {}", out.display()))?;
+        let state = Checkpoint {
+            epoch: 0,
+            params: init()?,
+            adam: Adam::default(),
+            best: None,
+            history: Vec::new(),
+            options,
+            kind: Some(inputs.kind),
+            data: fingerprint,
+        };
+        Ok(Run { dir: out.clone(), state, device })
     }
 
     /// Records a finished epoch: one metrics row per pass (with its validation score) and
@@ -545,19 +679,20 @@ pub fn step<T>(
     Ok((loss, extra))
 }
 
-/// The git commit of the working tree the trainer runs in, if any.
-fn git_commit() -> Option<String> {
-    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 /// Fills the training metadata of a model card.
-fn fill_card(card: &mut ModelCard, data: &Path, options: &serde_json::Value, epochs: u32, metrics: serde_json::Value) {
+fn fill_card(
+    card: &mut ModelCard,
+    args: &RunArgs,
+    options: &serde_json::Value,
+    epochs: u32,
+    metrics: serde_json::Value,
+) {
+    let data = &args.data;
     card.data = serde_json::json!({ "dataset": data.display().to_string(), "counts": data_summary(data) });
     card.hyperparameters = options.clone();
     card.epochs = epochs;
     card.metrics = metrics;
-    card.git_commit = git_commit();
+    card.git_commit = args.git_commit.clone();
 }
 
 /// The `summary.json` of a prepared dataset (counts and source files), or null.

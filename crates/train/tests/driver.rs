@@ -37,6 +37,10 @@ impl Line {
 }
 
 impl Trainer for Line {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Pos2vec
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         // the second stage's epochs play the part of `--epochs`, which a resumed run may raise
         Ok(serde_json::json!({ "first": self.epochs[0], "epochs": self.epochs[1] }))
@@ -106,6 +110,7 @@ fn args(out: &Path) -> RunArgs {
         force: false,
         resume: false,
         device: DeviceChoice::Cpu,
+        git_commit: Some("0123abc".into()),
     }
 }
 
@@ -180,4 +185,82 @@ fn schedules_give_the_documented_rates() {
     assert!((rates[7] - 0.55).abs() < 1e-12, "half-way down the cosine: {rates:?}");
     assert!(rates[4..].windows(2).all(|w| w[1] < w[0]) && rates[9] > 0.1, "{rates:?}");
     assert_eq!(Schedule::WarmupCosine { lr: 1.0, warmup: 0, min_lr: 0.0 }.lr(at(0, 1, 0, 4)), 1.0);
+}
+
+#[test]
+fn the_run_directory_is_never_an_input_a_file_or_another_network_s_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = || Line::new([1, 0], &[0.5]);
+    // a file
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, b"mine").unwrap();
+    let err = run::train(&args(&file), &mut line()).unwrap_err().to_string();
+    assert!(err.contains("notes.txt") && err.contains("not a directory"), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    // the data directory itself
+    let mut same = args(&dir.path().join("data"));
+    same.data = same.out.clone();
+    let err = run::train(&same, &mut line()).unwrap_err().to_string();
+    assert!(err.contains("is the --data directory"), "{err}");
+
+    // a directory holding a model (no checkpoint): kept without --force, replaced with it
+    let models = dir.path().join("models");
+    let first = run::train(&args(&models), &mut line()).unwrap();
+    std::fs::remove_file(models.join(CHECKPOINT_FILE)).unwrap();
+    std::fs::remove_file(models.join("metrics.csv")).unwrap();
+    let card = std::fs::read(models.join("pos2vec.json")).unwrap();
+    let err = run::train(&args(&models), &mut line()).unwrap_err().to_string();
+    assert!(err.contains("pos2vec.json, pos2vec.safetensors") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(models.join("pos2vec.json")).unwrap(), card, "untouched");
+    let mut force = args(&models);
+    force.force = true;
+    let second = run::train(&force, &mut line()).unwrap();
+    assert_eq!(first.card.git_commit.as_deref(), Some("0123abc"), "the build's commit, not the directory's");
+    assert_eq!(second.card.weights_sha256, first.card.weights_sha256, "the same run again");
+
+    // --force on another network's run, or on a checkpoint that is not ours: refused
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut state = Checkpoint::load(&models.join(CHECKPOINT_FILE)).unwrap();
+    state.kind = Some(ModelKind::Value);
+    state.save(&other.join(CHECKPOINT_FILE)).unwrap();
+    let mut force = args(&other);
+    force.force = true;
+    let err = run::train(&force, &mut line()).unwrap_err().to_string();
+    assert!(err.contains("holds a run of `value`") && err.contains("only a previous run of `pos2vec`"), "{err}");
+    std::fs::write(other.join(CHECKPOINT_FILE), b"not a checkpoint at all").unwrap();
+    let err = run::train(&force, &mut line()).unwrap_err().to_string();
+    assert!(err.contains("not ours") && err.contains("not a deepchess checkpoint"), "{err}");
+    assert_eq!(std::fs::read(other.join(CHECKPOINT_FILE)).unwrap(), b"not a checkpoint at all");
+}
+
+#[test]
+fn resuming_on_other_data_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for (d, len) in [(&a, 64 + 40), (&b, 64 + 80)] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::write(d.join("positions-train.bin"), vec![0u8; len]).unwrap();
+    }
+    let out = dir.path().join("run");
+    let mut first = args(&out);
+    first.data = a.clone();
+    run::train(&first, &mut Line::new([1, 0], &[0.1, 0.2])).unwrap();
+    let recorded = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
+    assert_eq!(recorded.kind, Some(ModelKind::Pos2vec));
+    assert_eq!(recorded.data[0]["files"]["positions-train.bin"], 104);
+    let mut resume = first.clone();
+    resume.resume = true;
+    resume.data = b.clone();
+    let err = run::train(&resume, &mut Line::new([1, 1], &[0.1, 0.2])).unwrap_err().to_string();
+    let (a_name, b_name) = (a.canonicalize().unwrap(), b.canonicalize().unwrap());
+    assert!(err.contains(&a_name.display().to_string()) && err.contains(&b_name.display().to_string()), "{err}");
+    assert!(err.contains("positions-train.bin 104 bytes") && err.contains("positions-train.bin 144 bytes"), "{err}");
+    // the same directory with other contents
+    std::fs::write(a.join("positions-train.bin"), vec![0u8; 64]).unwrap();
+    resume.data = a.clone();
+    let err = run::train(&resume, &mut Line::new([1, 1], &[0.1, 0.2])).unwrap_err().to_string();
+    assert!(err.contains("104 bytes") && err.contains("64 bytes"), "{err}");
+    std::fs::write(a.join("positions-train.bin"), vec![0u8; 104]).unwrap();
+    run::train(&resume, &mut Line::new([1, 1], &[0.1, 0.2])).unwrap();
 }

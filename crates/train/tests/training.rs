@@ -19,7 +19,7 @@ fn sample_pgn() -> PreparedPgn {
 }
 
 fn args(data: &Path, out: PathBuf) -> RunArgs {
-    RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu }
+    RunArgs { data: data.to_path_buf(), out, force: false, resume: false, device: DeviceChoice::Cpu, git_commit: None }
 }
 
 /// A small comparator run on result pairs with a random 32-16 encoder.
@@ -245,4 +245,91 @@ fn a_dataset_without_scored_positions_is_refused_with_its_name() {
     let err = value::train(&args(&data, out.clone()), &value_options(2)).unwrap_err().to_string();
     assert!(err.contains("no training position") && err.contains(&data.display().to_string()), "{err}");
     assert!(!out.join("value.json").exists());
+}
+
+/// `dir` as a prepared dataset whose `validation` (or, with `train_too`, every) file is
+/// empty, the others copied from `from`.
+fn emptied(from: &Path, dir: &Path, train_too: bool) -> PathBuf {
+    use deepchess_core::dataset::file_name;
+    use deepchess_core::{Content, DatasetWriter, Split};
+    std::fs::create_dir_all(dir).unwrap();
+    for content in Content::ALL {
+        for split in Split::ALL {
+            let name = file_name(content, split);
+            if split == Split::Validation || train_too {
+                DatasetWriter::create(&dir.join(&name), content, split).unwrap().finish().unwrap();
+            } else {
+                std::fs::copy(from.join(&name), dir.join(&name)).unwrap();
+            }
+        }
+    }
+    dir.to_path_buf()
+}
+
+#[test]
+fn empty_training_or_validation_splits_are_refused_by_every_trainer() {
+    let (dir, data) = dataset();
+    let no_validation = emptied(&data, &dir.path().join("no-validation"), false);
+    let nothing = emptied(&data, &dir.path().join("nothing"), true);
+    let movepred = movepred::MovepredOptions {
+        epochs: 1,
+        batch: 64,
+        lr: 3e-3,
+        lr_decay: 1.0,
+        hidden: 8,
+        positions_per_epoch: None,
+        flip: false,
+        seed: 1,
+    };
+    let ae = autoencoder::AutoencoderOptions {
+        pretrain_epochs: 1,
+        epochs: 1,
+        batch: 64,
+        lr: 2e-3,
+        lr_decay: 1.0,
+        decoder_activation: autoencoder::OutputActivation::Sigmoid,
+        hidden: vec![8],
+        positions_per_epoch: None,
+        validation_positions: 100,
+        seed: 2,
+    };
+    for (data, expected) in [(&no_validation, "validation"), (&nothing, "no training")] {
+        let out = |name: &str| dir.path().join(format!("{name}-{}", data.file_name().unwrap().to_string_lossy()));
+        let errors = [
+            ("movepred", movepred::train(&args(data, out("movepred")), &movepred).err()),
+            ("autoencoder", autoencoder::train(&args(data, out("ae")), &ae).err()),
+            ("comparator", comparator::train(&args(data, out("cmp")), &small_comparator(1)).err()),
+            ("value", value::train(&args(data, out("value")), &value_options(1)).err()),
+        ];
+        for (trainer, err) in errors {
+            let err = err.map(|e| e.to_string()).unwrap_or_else(|| panic!("{trainer} trained on {}", data.display()));
+            assert!(err.contains(&data.display().to_string()) && err.contains(expected), "{trainer}: {err}");
+        }
+    }
+    assert!(!dir.path().join("movepred-no-validation").join("movepred.json").exists());
+}
+
+#[test]
+fn comparator_options_no_run_can_use_are_refused_naming_the_option() {
+    let (dir, data) = dataset();
+    let cases: [(&str, comparator::ComparatorOptions); 4] = [
+        ("--batch", comparator::ComparatorOptions { batch: 0, ..small_comparator(1) }),
+        ("--pairs-per-epoch", comparator::ComparatorOptions { pairs_per_epoch: 0, ..small_comparator(1) }),
+        ("--eval-pairs", comparator::ComparatorOptions { eval_pairs: 2.0, ..small_comparator(1) }),
+        ("--head-hidden", comparator::ComparatorOptions { head_hidden: vec![16, 0], ..small_comparator(1) }),
+    ];
+    for (option, options) in cases {
+        let err = comparator::train(&args(&data, dir.path().join("c")), &options).unwrap_err().to_string();
+        assert!(err.contains(option), "{option}: {err}");
+    }
+    let value_cases = [
+        ("--result-weight", value::ValueOptions { result_weight: 2.0, ..value_options(1) }),
+        ("--batch", value::ValueOptions { batch: 0, ..value_options(1) }),
+        ("--positions-per-epoch", value::ValueOptions { positions_per_epoch: Some(0), ..value_options(1) }),
+    ];
+    for (option, options) in value_cases {
+        let err = value::train(&args(&data, dir.path().join("v")), &options).unwrap_err().to_string();
+        assert!(err.contains(option), "{option}: {err}");
+    }
+    assert!(!dir.path().join("c").exists() && !dir.path().join("v").exists());
 }

@@ -33,7 +33,16 @@ impl Common {
     /// The model of `kind`: from `--models`, or the embedded default.
     fn model(&self, kind: ModelKind) -> anyhow::Result<Model> {
         match &self.models {
-            Some(dir) => Model::load(dir, kind).with_context(|| format!("--models {}", dir.display())),
+            Some(dir) => {
+                let model = Model::load(dir, kind).with_context(|| format!("--models {}", dir.display()))?;
+                if model.card.weights_sha256.is_none() {
+                    eprintln!(
+                        "note: {} records no weights_sha256 (a model written before it was recorded): its weights are not checked against a checksum",
+                        dir.join(format!("{}.json", kind.name())).display()
+                    );
+                }
+                Ok(model)
+            }
             None => Ok(deepchess_engine::nn::embedded_model(kind)?),
         }
     }

@@ -10,13 +10,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Arguments of `deepchess prepare`.
 #[derive(clap::Args)]
 pub struct PrepareArgs {
-    /// PGN files: .pgn, .pgn.gz, .pgn.zst or .pgn.bz2 (read as streams).
+    /// PGN files, plain or compressed with gzip, zstd or bzip2 (told by their first bytes,
+    /// not their name; read as streams).
     #[arg(long = "pgn", required = true, num_args = 1..)]
     pgn: Vec<PathBuf>,
     /// Output directory (written under a temporary name, then renamed).
     #[arg(long)]
     out: PathBuf,
-    /// Replace an existing output directory.
+    /// Replace an existing output directory; only the output of an earlier `prepare` is
+    /// replaced, never an input or another file or directory.
     #[arg(long)]
     force: bool,
     /// Leave the positions of each game's first N moves out of `positions`.
@@ -40,6 +42,15 @@ pub struct PrepareArgs {
     /// Keep the moves before an illegal move instead of skipping the game.
     #[arg(long)]
     keep_truncated: bool,
+    /// A compressed input that breaks off (truncated or corrupt): keep the complete games
+    /// before the break, with a warning, instead of failing.
+    #[arg(long)]
+    allow_truncated: bool,
+    /// Longest text of one game in bytes, and eight times the longest comment; a longer
+    /// one (the symptom of a `{` comment never closed) is an error naming the game's number
+    /// and line.
+    #[arg(long, default_value_t = deepchess_train::pgn::batches::DEFAULT_MAX_GAME_BYTES)]
+    max_game_bytes: u64,
     /// Name every skipped game (index and header).
     #[arg(long, short)]
     verbose: bool,
@@ -65,6 +76,8 @@ pub fn run(args: PrepareArgs) -> anyhow::Result<()> {
     options.validation_fraction = args.validation_fraction;
     options.split_seed = args.split_seed;
     options.keep_truncated = args.keep_truncated;
+    options.allow_truncated = args.allow_truncated;
+    options.max_game_bytes = args.max_game_bytes;
     options.verbose = args.verbose;
 
     let bar = ProgressBar::new(0);
@@ -90,13 +103,14 @@ pub fn run(args: PrepareArgs) -> anyhow::Result<()> {
     let summary = result?;
     println!("{}", serde_json::to_string_pretty(&summary)?);
     println!(
-        "games_read={} games_used={} positions={}/{} moves={}/{} seconds={:.2}",
+        "games_read={} games_used={} positions={}/{} moves={}/{} warnings={} seconds={:.2}",
         summary.games_read,
         summary.games_used,
         summary.positions.train,
         summary.positions.validation,
         summary.moves.train,
         summary.moves.validation,
+        summary.warnings.len(),
         summary.seconds
     );
     Ok(())

@@ -44,11 +44,15 @@ enum Network {
 
 /// Runs `deepchess train`.
 pub fn run(args: TrainArgs) -> anyhow::Result<()> {
+    let build = |mut run: RunArgs| {
+        run.git_commit = Some(env!("DEEPCHESS_GIT_COMMIT").to_string());
+        run
+    };
     let (dir, model) = match args.network {
-        Network::Value { run, options } => (run.out.clone(), value::train(&run, &options)?),
-        Network::Movepred { run, options } => (run.out.clone(), movepred::train(&run, &options)?),
-        Network::Autoencoder { run, options } => (run.out.clone(), autoencoder::train(&run, &options)?),
-        Network::Comparator { run, options } => (run.out.clone(), comparator::train(&run, &options)?),
+        Network::Value { run, options } => (run.out.clone(), value::train(&build(run), &options)?),
+        Network::Movepred { run, options } => (run.out.clone(), movepred::train(&build(run), &options)?),
+        Network::Autoencoder { run, options } => (run.out.clone(), autoencoder::train(&build(run), &options)?),
+        Network::Comparator { run, options } => (run.out.clone(), comparator::train(&build(run), &options)?),
     };
     println!("model written to {}/{}.{{safetensors,json}}", dir.display(), model.card.kind.name());
     Ok(())

@@ -13,7 +13,7 @@ use deepchess_core::arch::POS2VEC_LAYERS;
 use deepchess_core::{Activation, Content, FEATURE_COUNT, Model, ModelKind, Split, StackSpec};
 use serde::{Deserialize, Serialize};
 
-use crate::data::{DataFile, epoch_order};
+use crate::data::{DataFile, epoch_order, refuse_empty};
 use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::mse;
@@ -172,6 +172,9 @@ impl AutoencoderOptions {
             "--hidden must list widths of at least 1, got {:?}",
             self.hidden
         );
+        anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
+        anyhow::ensure!(self.validation_positions > 0, "--validation-positions must be at least 1");
+        anyhow::ensure!(self.lr_decay > 0.0 && self.lr_decay.is_finite(), "--lr-decay must be positive");
         run::check_loop_options(self.batch, self.lr, self.positions_per_epoch)
     }
 }
@@ -182,6 +185,7 @@ impl AutoencoderTrainer {
         options.check()?;
         let train = DataFile::open(data, Content::Positions, Split::Train)?;
         let validation = DataFile::open(data, Content::Positions, Split::Validation)?;
+        refuse_empty(&train, &validation)?;
         let val_indices = epoch_order(validation.len(), Some(options.validation_positions), options.seed, 0);
         Ok(AutoencoderTrainer { options: options.clone(), train, validation, val_indices })
     }
@@ -198,6 +202,10 @@ impl AutoencoderTrainer {
 }
 
 impl Trainer for AutoencoderTrainer {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Pos2vec
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         Ok(serde_json::to_value(&self.options)?)
     }

@@ -108,6 +108,26 @@ impl Pair {
     }
 }
 
+impl ComparatorOptions {
+    /// Refuses values no run can use, naming the option.
+    pub fn check(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
+        anyhow::ensure!(self.pairs_per_epoch > 0, "--pairs-per-epoch must be at least 1");
+        anyhow::ensure!(self.validation_pairs > 0, "--validation-pairs must be at least 1");
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&self.eval_pairs),
+            "--eval-pairs must be in 0..=1, got {}",
+            self.eval_pairs
+        );
+        anyhow::ensure!(self.lr_decay > 0.0 && self.lr_decay.is_finite(), "--lr-decay must be positive");
+        for (option, widths) in [("--head-hidden", &self.head_hidden), ("--encoder-hidden", &self.encoder_hidden)] {
+            anyhow::ensure!(widths.iter().all(|&w| w > 0), "{option} must list widths of at least 1, got {widths:?}");
+        }
+        anyhow::ensure!(!self.encoder_hidden.is_empty(), "--encoder-hidden must list at least one width");
+        run::check_loop_options(self.batch, self.lr, None)
+    }
+}
+
 fn fraction(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
@@ -322,14 +342,29 @@ pub struct ComparatorTrainer {
 impl ComparatorTrainer {
     /// Opens the datasets of `data` and draws the validation pairs.
     pub fn new(data: &Path, options: &ComparatorOptions) -> anyhow::Result<ComparatorTrainer> {
+        options.check()?;
         let train = DataFile::open(data, Content::Positions, Split::Train)?;
         let validation = DataFile::open(data, Content::Positions, Split::Validation)?;
         let (mut white, mut black) = decisive(&train);
+        anyhow::ensure!(
+            !white.is_empty() && !black.is_empty(),
+            "{}: no training pair: result pairs need positions from both White-won and Black-won games, found {} and {}",
+            train.path.display(),
+            white.len(),
+            black.len()
+        );
         let (vw, vb) = if options.random_split {
             (hold_out(&mut white, options.seed), hold_out(&mut black, options.seed))
         } else {
             decisive(&validation)
         };
+        anyhow::ensure!(
+            !vw.is_empty() && !vb.is_empty(),
+            "{}: validation pairs need positions from both White-won and Black-won games, found {} and {}: the best epoch could not be chosen; prepare with a --validation-fraction above 0 (or use --random-split)",
+            if options.random_split { train.path.display() } else { validation.path.display() },
+            vw.len(),
+            vb.len()
+        );
         let validation =
             if options.random_split { DataFile::open(data, Content::Positions, Split::Train)? } else { validation };
         let validation_pairs = draw_pairs(&vw, &vb, options.validation_pairs, options.seed, Draw::Validation, false)?;
@@ -357,6 +392,14 @@ impl ComparatorTrainer {
 }
 
 impl Trainer for ComparatorTrainer {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Comparator
+    }
+
+    fn other_inputs(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        self.options.pos2vec.iter().map(|d| ("--pos2vec", d.clone())).collect()
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         Ok(serde_json::to_value(&self.options)?)
     }

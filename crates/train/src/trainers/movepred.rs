@@ -11,7 +11,7 @@ use deepchess_core::{Activation, Content, Model, ModelKind, MoveLabel, Split, St
 use serde::{Deserialize, Serialize};
 use shakmaty::Position;
 
-use crate::data::{DataFile, epoch_order, splitmix64};
+use crate::data::{DataFile, epoch_order, refuse_empty, splitmix64};
 use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
@@ -61,6 +61,7 @@ impl MovepredOptions {
     pub fn check(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
         anyhow::ensure!(self.hidden > 0, "--hidden must be at least 1");
+        anyhow::ensure!(self.lr_decay > 0.0 && self.lr_decay.is_finite(), "--lr-decay must be positive");
         run::check_loop_options(self.batch, self.lr, self.positions_per_epoch)
     }
 }
@@ -244,6 +245,7 @@ impl MovepredTrainer {
         options.check()?;
         let train = DataFile::open(data, Content::Moves, Split::Train)?;
         let validation = DataFile::open(data, Content::Moves, Split::Validation)?;
+        refuse_empty(&train, &validation)?;
         let train_indices = net_indices(&train)?;
         let validation_indices = net_indices(&validation)?;
         Ok(MovepredTrainer { options: options.clone(), train, validation, train_indices, validation_indices })
@@ -251,6 +253,10 @@ impl MovepredTrainer {
 }
 
 impl Trainer for MovepredTrainer {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Movepred
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         Ok(serde_json::to_value(&self.options)?)
     }

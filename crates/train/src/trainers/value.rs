@@ -242,9 +242,11 @@ impl ValueTrainer {
             "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
             data.display()
         );
-        if validation.is_empty() {
-            eprintln!("warning: no validation position passes the filters; validation loss is reported as 0");
-        }
+        anyhow::ensure!(
+            !validation.is_empty(),
+            "--data {}: no validation position passes the filters (moves-validation.bin is empty or unscored): the validation loss would mean nothing; prepare with a --validation-fraction above 0",
+            data.display()
+        );
         let scale = options.scale.unwrap_or_else(|| fit_scale(&train));
         eprintln!(
             "scale K = {scale:.1} centipawns per logit unit{}",
@@ -262,6 +264,14 @@ impl ValueTrainer {
 }
 
 impl Trainer for ValueTrainer {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Value
+    }
+
+    fn extra_data(&self) -> Vec<PathBuf> {
+        self.options.extra_data.clone()
+    }
+
     fn options(&self) -> anyhow::Result<serde_json::Value> {
         Ok(serde_json::to_value(&self.options)?)
     }
