@@ -183,7 +183,7 @@ pub static OPTIONS: &[UciOption] = &[
     check("Singular", false, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
         e.settings.eval.singular = on
     }),
-    check("KeepHistories", false, "histories kept from one search to the next of a game", |e, on| {
+    check("KeepHistories", true, "histories kept from one search to the next of a game", |e, on| {
         e.settings.eval.keep_histories = on
     }),
     check(

@@ -161,8 +161,8 @@ impl EvalOptions {
         time_management: false,
         predictor_depth: 1,
     };
-    /// The engine's defaults, as games chose them (docs/engine.md): everything but
-    /// futility pruning (it cost STS points; reverse futility pruning comes from `rfp`)
+    /// The engine's defaults, as games chose them (docs/engine.md): everything but the
+    /// switches that have not passed an SPRT, futility pruning (it cost STS points; reverse futility pruning comes from `rfp`)
     /// and time management (not yet tested at a time control).
     pub const DEFAULT: EvalOptions = EvalOptions {
         futility: false,
@@ -170,7 +170,6 @@ impl EvalOptions {
         razoring: false,
         lmp_improving: false,
         lmr_improving: false,
-        keep_histories: false,
         singular: false,
         time_management: false,
         ..EvalOptions::FULL

@@ -18,7 +18,7 @@ fn networks() -> Networks {
 fn run(networks: &Networks, fen: &str, moves: &[&str], options: EvalOptions, depth: u32) -> SearchResult {
     let game = Game::from_uci(Some(fen), moves).unwrap();
     let tt = Table::new(4);
-    search(networks, &game, options, &tt, &Control::unlimited(Some(depth)), 1, &mut |_| {})
+    search(networks, &game, options, &tt, &mut Histories::default(), &Control::unlimited(Some(depth)), 1, &mut |_| {})
 }
 
 #[test]
