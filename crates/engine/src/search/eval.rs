@@ -283,6 +283,7 @@ struct Searcher<'a> {
 }
 
 impl<'a> Searcher<'a> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         networks: &'a Networks,
         game: &Game,
