@@ -180,6 +180,15 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRImproving", false, "late move reductions one ply deeper when not improving", |e, on| {
         e.settings.eval.lmr_improving = on
     }),
+    check(
+        "NullMoveDynamic",
+        false,
+        "null-move reduction 3 + depth/3 + min((eval - beta)/200, 3) instead of 2 + depth/4",
+        |e, on| e.settings.eval.null_move_dynamic = on,
+    ),
+    check("LMRWide", false, "late move reductions from the third move, of quiet checks and killers too", |e, on| {
+        e.settings.eval.lmr_wide = on
+    }),
     check("Singular", false, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
         e.settings.eval.singular = on
     }),

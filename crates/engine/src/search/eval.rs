@@ -117,6 +117,13 @@ pub struct EvalOptions {
     pub lmp_improving: bool,
     /// Late move reductions one ply deeper when the static evaluation is not improving.
     pub lmr_improving: bool,
+    /// Null-move reduction growing with depth and with the static evaluation's margin over
+    /// beta (3 + depth / 3 + min((eval − beta) / 200, 3), as Stockfish and Ethereal do)
+    /// instead of 2 + depth / 4.
+    pub null_move_dynamic: bool,
+    /// Late move reductions from the third move at non-PV nodes (the fourth at PV nodes),
+    /// of quiet checks and killer moves as well, one ply less for those two.
+    pub lmr_wide: bool,
     /// Singular extensions: the table move one ply deeper when a shallower search without
     /// it fails low by a margin below its table score; a cut (multi-cut) when even that
     /// search reaches beta; one ply shallower when its table score is at least beta.
@@ -156,6 +163,8 @@ impl EvalOptions {
         razoring: false,
         lmp_improving: false,
         lmr_improving: false,
+        null_move_dynamic: false,
+        lmr_wide: false,
         keep_histories: false,
         singular: false,
         time_management: false,
@@ -170,6 +179,8 @@ impl EvalOptions {
         razoring: false,
         lmp_improving: false,
         lmr_improving: false,
+        null_move_dynamic: false,
+        lmr_wide: false,
         singular: false,
         time_management: false,
         ..EvalOptions::FULL
@@ -196,6 +207,8 @@ impl EvalOptions {
         razoring: true,
         lmp_improving: true,
         lmr_improving: true,
+        null_move_dynamic: true,
+        lmr_wide: true,
         keep_histories: true,
         singular: true,
         time_management: true,
@@ -608,7 +621,11 @@ impl<'a> Searcher<'a> {
         {
             self.enter(&null, ply);
             self.moved[ply] = None;
-            let reduction = 2 + depth / 4;
+            let reduction = if self.options.null_move_dynamic {
+                3 + depth / 3 + ((eval - beta) / 200).min(3)
+            } else {
+                2 + depth / 4
+            };
             let score = -self.negamax(&null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
             self.keys.pop();
             if self.aborted {
@@ -721,14 +738,17 @@ impl<'a> Searcher<'a> {
             self.enter(&child, ply);
             self.moved[ply] = Some(PieceTo::of(turn, &m));
             let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
-            let reduction = if self.options.lmr
-                && late_quiet
-                && depth >= 3
-                && searched >= 3
-                && !in_check
-                && !(self.options.killers && self.killers[ply].contains(&Some(m)))
-            {
+            let killer = self.options.killers && self.killers[ply].contains(&Some(m));
+            let reducible = if self.options.lmr_wide {
+                quiet && searched >= 2 + usize::from(pv_node) && best > -MATE_BOUND
+            } else {
+                late_quiet && searched >= 3 && !killer
+            };
+            let reduction = if self.options.lmr && reducible && depth >= 3 && !in_check {
                 let mut r = lmr_reduction(depth, searched, pv_node);
+                if self.options.lmr_wide && (gives_check || killer) {
+                    r -= 1;
+                }
                 if self.options.histories {
                     r -= self.histories.quiet(turn, &m, previous) / HISTORY_PER_PLY;
                 }
