@@ -171,22 +171,22 @@ pub static OPTIONS: &[UciOption] = &[
     check("HistoryPruning", false, "quiet moves with a bad history pruned near the leaves", |e, on| {
         e.settings.eval.history_pruning = on
     }),
-    check("Razoring", false, "a static eval far below alpha near the leaves checked by quiescence alone", |e, on| {
+    check("Razoring", true, "a static eval far below alpha near the leaves checked by quiescence alone", |e, on| {
         e.settings.eval.razoring = on
     }),
-    check("LMPImproving", false, "late move pruning to depth 8, half the moves when not improving", |e, on| {
+    check("LMPImproving", true, "late move pruning to depth 8, half the moves when not improving", |e, on| {
         e.settings.eval.lmp_improving = on
     }),
-    check("LMRImproving", false, "late move reductions one ply deeper when not improving", |e, on| {
+    check("LMRImproving", true, "late move reductions one ply deeper when not improving", |e, on| {
         e.settings.eval.lmr_improving = on
     }),
     check(
         "NullMoveDynamic",
-        false,
+        true,
         "null-move reduction 3 + depth/3 + min((eval - beta)/200, 3) instead of 2 + depth/4",
         |e, on| e.settings.eval.null_move_dynamic = on,
     ),
-    check("LMRWide", false, "late move reductions from the third move, of quiet checks and killers too", |e, on| {
+    check("LMRWide", true, "late move reductions from the third move, of quiet checks and killers too", |e, on| {
         e.settings.eval.lmr_wide = on
     }),
     check("Singular", false, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {

@@ -176,11 +176,6 @@ impl EvalOptions {
     pub const DEFAULT: EvalOptions = EvalOptions {
         futility: false,
         history_pruning: false,
-        razoring: false,
-        lmp_improving: false,
-        lmr_improving: false,
-        null_move_dynamic: false,
-        lmr_wide: false,
         singular: false,
         time_management: false,
         ..EvalOptions::FULL
