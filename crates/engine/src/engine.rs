@@ -218,16 +218,16 @@ impl Engine {
         if let Some(tables) = tablebases {
             tables.reset_hits();
         }
-        let ranking =
-            tablebases.and_then(|tables| tables.rank_root(game, settings.tablebase.limit, settings.tablebase.rule50));
+        let ranking = tablebases
+            .and_then(|tables| tables.rank_root(game, settings.tablebase.limit, settings.tablebase.rule50))
+            .and_then(|mut ranking| {
+                let asked = &control.search_moves;
+                ranking.moves.retain(|m| asked.is_empty() || asked.contains(m));
+                // `searchmoves` that the tables would all refuse are searched as asked, unranked.
+                (!ranking.moves.is_empty()).then_some(ranking)
+            });
         if let Some(ranking) = &ranking {
-            let asked = &control.search_moves;
-            let kept: Vec<_> =
-                ranking.moves.iter().filter(|m| asked.is_empty() || asked.contains(m)).copied().collect();
-            // `searchmoves` that the tables would all refuse are the user's to have.
-            if !kept.is_empty() {
-                control.search_moves = kept;
-            }
+            control.search_moves = ranking.moves.clone();
         }
         let search_probe = tablebases
             .filter(|_| !ranking.as_ref().is_some_and(|ranking| ranking.by_dtz))
