@@ -456,3 +456,51 @@ fn two_of_our_searches_at_fixed_nodes() {
     assert!(games.iter().all(|g| ["normal", "adjudication"].contains(&g.tag("Termination"))), "{stdout}\n{games:?}");
     assert!(stdout.contains("Eval vs Policy: W/D/L"), "{stdout}");
 }
+
+#[test]
+fn syzygy_tables_adjudicate_a_game_once_it_reaches_them() {
+    let out = deepchess(&[
+        "match",
+        "--movetime",
+        "50",
+        "--engine=name=A,cmd=true",
+        "--engine=name=B,cmd=true",
+        "--syzygy-path",
+        "/nonexistent/syzygy",
+    ]);
+    let (_, stderr) = texts(&out);
+    assert!(
+        !out.status.success() && stderr.contains("--syzygy-path: cannot read the directory `/nonexistent/syzygy`"),
+        "{stderr}"
+    );
+    let Some(tables) = common::syzygy_test_path() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // KQvKRP (no table here); after Qxd5+ KQvKP is lost for Black.
+    let openings = dir.path().join("openings.epd");
+    std::fs::write(&openings, "k7/7p/8/3r4/8/8/8/3Q2K1 w - -\n").unwrap();
+    let pgn = dir.path().join("games.pgn");
+    let engine = fake_engine("script", "d1d5");
+    let (a, b) = (format!("--engine=name=A,cmd=\"{engine}\""), format!("--engine=name=B,cmd=\"{engine}\""));
+    let out = deepchess(&[
+        "match",
+        "--movetime",
+        "50",
+        &a,
+        &b,
+        "--openings",
+        openings.to_str().unwrap(),
+        "--syzygy-path",
+        &tables,
+        "--pgn-out",
+        pgn.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("adjudicating with Syzygy: 35 WDL and 35 DTZ tables (up to 4 pieces)"), "{stderr}");
+    let games = read_pgn(&pgn);
+    assert_eq!(games.len(), 2);
+    for g in &games {
+        assert_eq!((g.tag("Result"), g.tag("Termination"), g.plies), ("1-0", "adjudication", 1), "{g:?}");
+    }
+    assert!(std::fs::read_to_string(&pgn).unwrap().contains("tablebase: KQvKP win for White"));
+}

@@ -410,3 +410,33 @@ fn ponder_waits_for_ponderhit_then_keeps_the_clock() {
     assert!(line.contains("ponderhit ignored"), "{line}");
     engine.quit();
 }
+
+#[test]
+fn syzygy_path_reports_its_tables_and_tbhits_and_survives_a_bad_path() {
+    let mut engine = Engine::start();
+    engine.send("setoption name SyzygyPath value /nonexistent/syzygy");
+    let lines = engine.until("info string", Duration::from_secs(10));
+    let error = lines.last().unwrap();
+    assert!(
+        error.starts_with("info string error: option SyzygyPath: cannot read the directory `/nonexistent/syzygy`"),
+        "{error}"
+    );
+    engine.ready();
+    let Ok(tables) = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH") else {
+        println!("skipped (the tables part): DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables)");
+        return engine.quit();
+    };
+    engine.send(&format!("setoption name SyzygyPath value {tables}"));
+    let lines = engine.until("info string", Duration::from_secs(10));
+    let found = lines.last().unwrap();
+    assert!(found.starts_with("info string Syzygy: 35 WDL and 35 DTZ tables (up to 4 pieces) from "), "{found}");
+    // KQvRK after Qxg1 is won: the tables rank the root, and the capture wins at once.
+    let fen = "8/8/8/8/8/2k5/8/KQ4r1 w - - 0 1";
+    engine.send(&format!("position fen {fen}"));
+    let (best, lines) = engine.go("depth 3", Duration::from_secs(30));
+    assert_legal(&position(fen, &[]), &best);
+    assert_eq!(best, "b1g1", "the only move that keeps the win in one ply to zeroing");
+    let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
+    assert!(field(info, "tbhits").and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n > 0), "{info}");
+    engine.quit();
+}

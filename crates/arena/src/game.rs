@@ -1,10 +1,12 @@
 //! Plays one game between two engine processes: the opening moves, then `go` after `go`
 //! with clocks, ending by the rules (mate, stalemate, repetition, fifty moves, insufficient
-//! material), by adjudication, or by a failure (crash, hang, illegal move, time forfeit)
+//! material), by adjudication (scores, a move limit, Syzygy tables), or by a failure (crash, hang, illegal move, time forfeit)
 //! that loses the game for the engine at fault.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use deepchess_engine::tablebase::{Tablebases, winner};
 use serde::Serialize;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
@@ -49,7 +51,7 @@ pub struct Adjudication {
 }
 
 /// Settings shared by every game of a match.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct GameSettings {
     /// Time control.
     pub tc: TimeControl,
@@ -61,6 +63,8 @@ pub struct GameSettings {
     pub hang_timeout: Duration,
     /// Wait for `isready` at the start of a game.
     pub handshake_timeout: Duration,
+    /// Endgame tables: a position they cover ends the game with their result.
+    pub tablebases: Option<Arc<Tablebases>>,
 }
 
 /// A game result.
@@ -256,6 +260,17 @@ fn slot(side: Color) -> usize {
     usize::from(side == Color::Black)
 }
 
+/// Adjudication by endgame tables: the result that `tables` give for `position` (under
+/// the fifty-move rule: a win it spoils is a draw), if they cover it.
+fn tablebase_ending(tables: &Tablebases, position: &Chess) -> Option<(GameResult, String)> {
+    let outcome = tables.outcome(position)?;
+    let material = Tablebases::material(position);
+    Some(match winner(outcome, position.turn()) {
+        Some(side) => (GameResult::loss_of(!side), format!("tablebase: {material} win for {side:?}")),
+        None => (GameResult::Draw, format!("tablebase: {material} draw")),
+    })
+}
+
 /// Adjudication by score: the scores of engine moves, mover's view, in order.
 fn adjudicate(rules: &Adjudication, scores: &[(Color, Option<i32>)], fullmoves: u32) -> Option<(GameResult, String)> {
     if let (Some(rule), Some((mover, _))) = (rules.resign, scores.last()) {
@@ -321,6 +336,11 @@ fn play_moves(
     loop {
         if let Some((result, reason)) = board.rule_ending() {
             return GameEnd::new(result, Termination::Normal, reason, None);
+        }
+        if let Some(tables) = &settings.tablebases
+            && let Some((result, reason)) = tablebase_ending(tables, &board.position)
+        {
+            return GameEnd::new(result, Termination::Adjudication, reason, None);
         }
         if let Some((result, reason)) = adjudicate(&settings.adjudication, &scores, board.position.fullmoves().get()) {
             return GameEnd::new(result, Termination::Adjudication, reason, None);
@@ -416,6 +436,32 @@ mod tests {
             board("7k/8/6K1/8/8/8/8/5R2 b - - 100 80").rule_ending(),
             Some((GameResult::Draw, "fifty-move rule"))
         );
+    }
+
+    #[test]
+    fn adjudication_by_tablebase() {
+        let Ok(path) = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH") else {
+            return println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables)");
+        };
+        let tables = Tablebases::open(&path).unwrap();
+        let ending = |fen: &str| tablebase_ending(&tables, &board(fen).position);
+        let result = |result, reason: &str| Some((result, reason.to_owned()));
+        assert_eq!(
+            ending("4k3/8/8/8/8/8/8/4K2R b - - 0 1"),
+            result(GameResult::WhiteWins, "tablebase: KRvK win for White")
+        );
+        assert_eq!(
+            ending("8/8/8/8/8/8/2k5/K1q5 w - - 0 1"),
+            result(GameResult::BlackWins, "tablebase: KvKQ win for Black")
+        );
+        assert_eq!(ending("8/8/3k4/8/8/3K4/3R4/6r1 w - - 0 1"), result(GameResult::Draw, "tablebase: KRvKR draw"));
+        // KRvK, mate 21 plies to zeroing: won with 70 plies on the clock, spoilt with 90.
+        let won = "4k3/8/8/8/8/8/8/4K2R w - - 70 60";
+        assert_eq!(ending(won), result(GameResult::WhiteWins, "tablebase: KRvK win for White"));
+        assert_eq!(ending("4k3/8/8/8/8/8/8/4K2R w - - 90 60"), result(GameResult::Draw, "tablebase: KRvK draw"));
+        // Castling rights, or more pieces than the tables: play on.
+        assert_eq!(ending("4k3/8/8/8/8/8/8/4K2R w K - 0 1"), None);
+        assert_eq!(ending("k7/7p/8/3r4/8/8/8/3Q2K1 w - - 0 1"), None);
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl<'a> Player<'a> {
         let control = Control::new(&limits, turn, Duration::ZERO, self.stop.clone()).with_soft_nodes(soft);
         let start = Instant::now();
         let (table, histories) = (&self.table, &mut *self.histories);
-        let result = eval::search(self.networks, game, self.options, table, histories, &control, 1, &mut |_| {});
+        let result = eval::search(self.networks, game, self.options, table, histories, &control, 1, None, &mut |_| {});
         self.search_time += start.elapsed();
         self.nodes += result.nodes;
         (!self.stopped()).then_some(result)

@@ -58,7 +58,7 @@ pub fn search_bench(
         let start = Instant::now();
         let mut histories = Histories::default();
         let control = Control::unlimited(Some(depth));
-        let result = eval::search(networks, &game, options, &tt, &mut histories, &control, 1, &mut |_| {});
+        let result = eval::search(networks, &game, options, &tt, &mut histories, &control, 1, None, &mut |_| {});
         let position = BenchPosition { fen, result, elapsed: start.elapsed() };
         nodes += position.result.nodes;
         elapsed += position.elapsed;

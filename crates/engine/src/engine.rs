@@ -1,6 +1,11 @@
 //! The engine: networks, settings, the searches' tables and tree, and the dispatch of a
 //! `go` to the selected search. The UCI options that change it are one table,
 //! [`options::OPTIONS`].
+//!
+//! With Syzygy tables (`SyzygyPath`), a root position they cover is searched among the
+//! moves that keep its best outcome ([`Tablebases::rank_root`]), whichever the search, and
+//! reported with the tables' score; the evaluation search also probes its nodes (unless
+//! DTZ tables ranked the root, as in Stockfish, since the root's moves are then decided).
 
 pub mod options;
 
@@ -20,7 +25,8 @@ use crate::search::history::Histories;
 use crate::search::mcts::{Mcts, MctsOptions};
 use crate::search::policy::{self, PolicyMode};
 use crate::search::tt::{Table, unpack_move};
-use crate::search::{Control, Info, Limits, Report, Reporter, SearchResult, wdl};
+use crate::search::{Control, Info, Limits, Report, Reporter, Score, SearchResult, wdl};
+use crate::tablebase::{ProbeOptions, SearchProbe, Tablebases};
 
 /// Which search plays (the UCI option `Search`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +62,9 @@ struct Settings {
     chess960: bool,
     /// The GUI may send `go ponder` (`Ponder`).
     ponder: bool,
+    /// Where the endgame tables are probed (`SyzygyProbeDepth`, `SyzygyProbeLimit`,
+    /// `Syzygy50MoveRule`).
+    tablebase: ProbeOptions,
 }
 
 /// Transposition table size in MB of a new engine.
@@ -76,6 +85,10 @@ pub struct Engine {
     compare_table: CompareTable,
     /// The MCTS player, with its settings and the tree kept between moves.
     mcts: Mcts,
+    /// The Syzygy endgame tables (`SyzygyPath`), if any.
+    tablebases: Option<Tablebases>,
+    /// Messages for the user from the options set since the last [`Engine::take_notes`].
+    notes: Vec<String>,
 }
 
 impl Engine {
@@ -92,12 +105,15 @@ impl Engine {
                 show_wdl: false,
                 chess960: false,
                 ponder: false,
+                tablebase: ProbeOptions::default(),
             },
             networks,
             tt: Table::new(DEFAULT_HASH_MB),
             histories: Box::default(),
             compare_table: CompareTable::new(DEFAULT_HASH_MB),
             mcts: Mcts::new(MctsOptions::default(), 0),
+            tablebases: None,
+            notes: Vec::new(),
         }
     }
 
@@ -144,6 +160,31 @@ impl Engine {
         option.apply(self, value)
     }
 
+    /// Messages for the user from the options set since the last call (what `SyzygyPath`
+    /// loaded), to be shown as `info string`.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// The endgame tables, if any are loaded.
+    pub fn tablebases(&self) -> Option<&Tablebases> {
+        self.tablebases.as_ref()
+    }
+
+    /// Loads the Syzygy tables of the directories in `path` (`SyzygyPath`; empty or
+    /// `<empty>`: none) and notes what was found; when they cannot be read, an error names
+    /// the directory or file and the previous tables stay.
+    fn load_tablebases(&mut self, path: &str) -> Result<(), String> {
+        if path.is_empty() || path == "<empty>" {
+            self.tablebases = None;
+            return Ok(());
+        }
+        let tables = Tablebases::open(path).map_err(|error| format!("{error}; the previous tables are kept"))?;
+        self.notes.push(tables.summary());
+        self.tablebases = Some(tables);
+        Ok(())
+    }
+
     /// New, empty tables of `megabytes` MB each (the `Hash` option); when the memory cannot
     /// be had, an error says so and the previous tables stay.
     fn resize_tables(&mut self, megabytes: usize) -> Result<(), String> {
@@ -173,6 +214,30 @@ impl Engine {
         if settings.ponder {
             control = control.with_ponder_bonus();
         }
+        let tablebases = self.tablebases.as_ref();
+        if let Some(tables) = tablebases {
+            tables.reset_hits();
+        }
+        let ranking = tablebases
+            .and_then(|tables| tables.rank_root(game, settings.tablebase.limit, settings.tablebase.rule50))
+            .and_then(|mut ranking| {
+                let asked = &control.search_moves;
+                ranking.moves.retain(|m| asked.is_empty() || asked.contains(m));
+                // `searchmoves` that the tables would all refuse are searched as asked, unranked.
+                (!ranking.moves.is_empty()).then_some(ranking)
+            });
+        if let Some(ranking) = &ranking {
+            control.search_moves = ranking.moves.clone();
+        }
+        let search_probe = tablebases
+            .filter(|_| !ranking.as_ref().is_some_and(|ranking| ranking.by_dtz))
+            .map(|tables| SearchProbe { tables, options: settings.tablebase });
+        // The tables' score for the root stands for any score short of a mate.
+        let root_score = ranking.as_ref().map(|ranking| Score::from_internal(ranking.score));
+        let with_tables = |score: Score| match (root_score, score) {
+            (Some(tables), Score::Cp(_)) => tables,
+            _ => score,
+        };
         // Centipawns per unit of the expected score's logit in this search's scores: the
         // value net's scale, or for MCTS the fixed one its visit values are turned back with.
         let cp_per_logit = match settings.search {
@@ -182,8 +247,11 @@ impl Engine {
         let show_wdl = settings.show_wdl;
         let outer = reporter;
         let reporter = &mut |report: &Report| match report {
-            Report::Info(info) if show_wdl => {
-                outer(&Report::Info(Info { wdl: Some(wdl(info.score, cp_per_logit)), ..info.clone() }))
+            Report::Info(info) => {
+                let score = with_tables(info.score);
+                let wdl = if show_wdl { Some(wdl(score, cp_per_logit)) } else { info.wdl };
+                let tbhits = tablebases.map(Tablebases::hits);
+                outer(&Report::Info(Info { score, wdl, tbhits, ..info.clone() }))
             }
             _ => outer(report),
         };
@@ -198,6 +266,7 @@ impl Engine {
                     tables.1,
                     &control,
                     settings.threads,
+                    search_probe,
                     reporter,
                 )
             }
@@ -213,6 +282,7 @@ impl Engine {
                 result
             }
         };
+        result.score = with_tables(result.score);
         if result.pv.len() == 1 && settings.search == SearchKind::EvalAlphaBeta && settings.eval.tt {
             // A principal variation cut short by the table: its entry for the position after
             // the best move gives the reply to ponder on.
@@ -349,6 +419,80 @@ mod tests {
         let mut after = game.position().clone();
         after.play_unchecked(result.best);
         assert!(after.is_legal(result.pv[1]));
+    }
+
+    /// An engine with the test tables (`DEEPCHESS_SYZYGY_TEST_PATH`), or `None` after
+    /// saying why the test skips.
+    fn engine_with_tables() -> Option<Engine> {
+        crate::tablebase::tests::test_tables()?;
+        let mut engine = engine();
+        engine.set_option("SyzygyPath", &std::env::var("DEEPCHESS_SYZYGY_TEST_PATH").unwrap()).unwrap();
+        Some(engine)
+    }
+
+    #[test]
+    fn syzygy_path_loads_notes_and_keeps_the_tables_on_error() {
+        let mut engine = engine();
+        let error = engine.set_option("SyzygyPath", "/nonexistent/syzygy").unwrap_err();
+        assert!(error.starts_with("option SyzygyPath: cannot read the directory `/nonexistent/syzygy`"), "{error}");
+        assert!(error.ends_with("; the previous tables are kept") && engine.tablebases().is_none(), "{error}");
+        let Some(mut engine) = engine_with_tables() else { return };
+        let notes = engine.take_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("Syzygy: 35 WDL and 35 DTZ tables (up to 4 pieces) from "), "{notes:?}");
+        assert!(engine.set_option("SyzygyPath", "/nonexistent/syzygy").is_err());
+        assert_eq!(engine.tablebases().map(Tablebases::max_pieces), Some(4), "the previous tables stay");
+        assert!(engine.take_notes().is_empty());
+        engine.set_option("SyzygyPath", "<empty>").unwrap();
+        assert!(engine.tablebases().is_none());
+    }
+
+    /// The best move's UCI text, the last report's score and its `tbhits`.
+    fn tablebase_search(engine: &mut Engine, fen: &str, limits: &Limits) -> (String, Score, Option<u64>) {
+        let game = Game::from_uci(Some(fen), &[]).unwrap();
+        let (result, reports) = go(engine, &game, limits);
+        let last = infos(&reports).last().copied().cloned().unwrap();
+        assert_eq!(last.score, result.score, "{fen}");
+        (crate::search::uci_move(&result.best), result.score, last.tbhits)
+    }
+
+    #[test]
+    fn every_search_plays_among_the_moves_the_tables_keep() {
+        let Some(mut engine) = engine_with_tables() else { return };
+        // KRvK 95 plies after the last capture: only Ra5 and Ke2 come near a win (python-chess).
+        let fen = "8/8/8/4k3/8/8/8/R3K3 w - - 95 80";
+        for search in ["eval", "compare", "mcts", "policy"] {
+            engine.set_option("Search", search).unwrap();
+            let limits = Limits { nodes: (search == "mcts").then_some(50), ..Limits::depth(3) };
+            let (best, score, tbhits) = tablebase_search(&mut engine, fen, &limits);
+            assert!(["a1a5", "e1e2"].contains(&best.as_str()), "{search}: {best}");
+            assert!(matches!(score, Score::Cp(1..50)), "{search}: a spoilt win, {score:?}");
+            assert!(tbhits.is_some_and(|hits| hits >= 15), "{search}: the root's probes count, {tbhits:?}");
+        }
+        // Drawn by the tables: KBvK (insufficient material) and KRvKR score 0.
+        engine.set_option("Search", "eval").unwrap();
+        for fen in ["4k3/8/8/8/8/8/8/2B1K3 w - - 0 1", "8/8/3k4/8/8/3K4/3R4/6r1 w - - 0 1"] {
+            assert_eq!(tablebase_search(&mut engine, fen, &Limits::depth(4)).1, Score::Cp(0), "{fen}");
+        }
+        // KQvK: the mate in one.
+        let (best, score, _) = tablebase_search(&mut engine, "k7/8/1K6/8/8/8/7Q/8 w - - 0 1", &Limits::depth(2));
+        assert_eq!((best.as_str(), score), ("h2h8", Score::Mate(1)));
+    }
+
+    #[test]
+    fn the_evaluation_search_scores_a_capture_into_a_won_table_position() {
+        let Some(mut engine) = engine_with_tables() else { return };
+        // KQvKRP has no table here; Qxd5+ leaves a won KQvKP, black to move.
+        let fen = "k7/7p/8/3r4/8/8/8/3Q2K1 w - - 0 1";
+        let (best, score, tbhits) = tablebase_search(&mut engine, fen, &Limits::depth(3));
+        assert_eq!((best.as_str(), score), ("d1d5", Score::Cp(crate::search::TB_WIN - 1)));
+        assert!(tbhits.is_some_and(|hits| hits > 0), "{tbhits:?}");
+        // Without the tables the same search sees no table win.
+        engine.set_option("SyzygyPath", "").unwrap();
+        engine.clear_hash();
+        let (_, score, tbhits) = tablebase_search(&mut engine, fen, &Limits::depth(3));
+        assert!(matches!(score, Score::Cp(cp) if cp < crate::search::TB_WIN_BOUND), "{score:?}");
+        assert_eq!(tbhits, None);
     }
 
     #[test]

@@ -161,6 +161,9 @@ impl Session {
         if let Err(e) = self.engine().set_option(name, value) {
             self.out.error(&e);
         }
+        for note in self.engine().take_notes() {
+            self.out.line(&format!("info string {note}"));
+        }
         self.mode = self.engine().castling_mode();
     }
 

@@ -68,6 +68,9 @@ pub struct AnalyseArgs {
     /// Directory with comparator/movepred/value models (default: the embedded ones).
     #[arg(long)]
     models: Option<PathBuf>,
+    /// Syzygy endgame tables, directories separated by `:` (the `SyzygyPath` option).
+    #[arg(long, value_name = "DIR[:DIR]")]
+    syzygy_path: Option<String>,
     /// Print the engine's progress lines.
     #[arg(long, short)]
     verbose: bool,
@@ -96,6 +99,12 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
     for option in &args.options {
         let Some((name, value)) = option.split_once('=') else { bail!("--option `{option}`: expected NAME=VALUE") };
         engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
+    }
+    if let Some(path) = &args.syzygy_path {
+        engine.set_option("SyzygyPath", path).map_err(|e| anyhow::anyhow!("--syzygy-path: {e}"))?;
+    }
+    for note in engine.take_notes() {
+        eprintln!("{note}");
     }
     let default_ms = if args.pgn.is_some() { 200 } else { 1000 };
     let limits = Limits {

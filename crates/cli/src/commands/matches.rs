@@ -3,6 +3,7 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -15,6 +16,7 @@ use deepchess_arena::sprt::{SprtSettings, SprtTest};
 use deepchess_arena::standings::Standings;
 use deepchess_arena::tournament::{MatchSettings, run_match};
 use deepchess_core::atomic::{check_overwrite, write_atomic};
+use deepchess_engine::tablebase::Tablebases;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::sts::own_engine;
@@ -80,6 +82,11 @@ pub struct MatchArgs {
     /// Draw when the game reaches this many full moves.
     #[arg(long)]
     max_moves: Option<u32>,
+    /// Syzygy tables (directories separated by `:`): a position they cover ends the game
+    /// with their result, the fifty-move rule counted. Engines get them with
+    /// `option.SyzygyPath=DIR` in their --engine spec.
+    #[arg(long, value_name = "DIR[:DIR]")]
+    syzygy_path: Option<String>,
     /// Write every game as PGN (with [%eval] and [%emt] comments).
     #[arg(long)]
     pgn_out: Option<PathBuf>,
@@ -165,6 +172,14 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
         bail!("--sprt: a test is between two players, got {}", names.len());
     }
     let tc = args.time_control()?;
+    let tablebases = match &args.syzygy_path {
+        Some(path) => {
+            let tables = Tablebases::open(path).map_err(|e| anyhow::anyhow!("--syzygy-path: {e}"))?;
+            eprintln!("adjudicating with {}", tables.summary());
+            Some(Arc::new(tables))
+        }
+        None => None,
+    };
     let settings = MatchSettings {
         players,
         openings: args.openings()?,
@@ -176,6 +191,7 @@ pub fn run(args: MatchArgs) -> anyhow::Result<()> {
             margin: Duration::from_millis(args.margin_ms),
             hang_timeout: Duration::from_secs(args.hang_timeout_s),
             handshake_timeout: Duration::from_secs(args.hang_timeout_s),
+            tablebases,
         },
     };
     let pairs = names.len() * (names.len() - 1) / 2;

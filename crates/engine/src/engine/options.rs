@@ -303,6 +303,28 @@ pub static OPTIONS: &[UciOption] = &[
         "the GUI may send `go ponder`; under a clock the soft time limit grows by a quarter",
         |e, on| e.settings.ponder = on,
     ),
+    text(
+        "SyzygyPath",
+        "<empty>",
+        "directories of Syzygy tables, separated by `:` (`;` on Windows), or `<empty>`",
+        |e, value| e.load_tablebases(value),
+    ),
+    spin(
+        "SyzygyProbeDepth",
+        (1, 1, 100),
+        "the search probes positions with as many pieces as the limit only at this remaining depth or more",
+        |e, depth| {
+            e.settings.tablebase.depth = depth as i32;
+            Ok(())
+        },
+    ),
+    check("Syzygy50MoveRule", true, "wins and losses that the fifty-move rule spoils count as draws", |e, on| {
+        e.settings.tablebase.rule50 = on
+    }),
+    spin("SyzygyProbeLimit", (7, 0, 7), "most pieces of a position probed in the tables", |e, pieces| {
+        e.settings.tablebase.limit = pieces as usize;
+        Ok(())
+    }),
 ];
 
 /// Most lines `MultiPV` takes (more than any position's legal moves).

@@ -19,9 +19,10 @@ use super::ordering::{Prediction, mvv_lva};
 use super::see::{piece_value, see};
 use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
-use super::{Control, Info, MATE, MATE_BOUND, MAX_PLY, Report, Reporter, Score, SearchResult};
+use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult, TB_WIN, TB_WIN_BOUND};
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{Game, KeyStack, key};
+use crate::tablebase::{Outcome, SearchProbe};
 
 /// Above any reachable score.
 const INFINITY: i32 = MATE + 1;
@@ -220,8 +221,9 @@ impl Default for EvalOptions {
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
 /// iterative deepening, staggered by one ply, and fill the table for the main thread,
 /// whose result counts). The main thread learns into `histories` (cleared first unless
-/// `options.keep_histories`); helpers start from a copy. The game's position must have a
-/// legal move.
+/// `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
+/// after a capture or pawn move that the tables cover score their outcome. The game's
+/// position must have a legal move.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
     networks: &Networks,
@@ -231,6 +233,7 @@ pub fn search(
     histories: &mut Histories,
     control: &Control,
     threads: usize,
+    tablebases: Option<SearchProbe<'_>>,
     reporter: Reporter<'_>,
 ) -> SearchResult {
     let search_moves = &control.search_moves;
@@ -245,10 +248,12 @@ pub fn search(
             let mut own = Box::new(histories.clone());
             scope.spawn(move || {
                 let mut searcher = Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
+                searcher.tablebases = tablebases;
                 searcher.iterate(1 + index as i32 % 2, &mut |_| {});
             });
         }
         let mut main = Searcher::new(networks, game, options, tt, histories, control, &total, search_moves);
+        main.tablebases = tablebases;
         let result = main.iterate(1, reporter);
         helpers.stop();
         result
@@ -264,6 +269,8 @@ struct Searcher<'a> {
     total_nodes: &'a AtomicU64,
     root: Chess,
     search_moves: &'a [Move],
+    /// The endgame tables probed in the search, if any.
+    tablebases: Option<SearchProbe<'a>>,
     keys: KeyStack,
     accumulators: Vec<Accumulator>,
     scratch: Scratch,
@@ -311,6 +318,7 @@ impl<'a> Searcher<'a> {
             control,
             total_nodes,
             search_moves,
+            tablebases: None,
             keys: KeyStack::new(game),
             accumulators: vec![accumulator; MAX_PLY + 1],
             scratch: Scratch::default(),
@@ -430,7 +438,7 @@ impl<'a> Searcher<'a> {
 
     /// One iteration, with an aspiration window around `previous` when enabled.
     fn aspiration(&mut self, root: &Chess, depth: i32, previous: i32) -> i32 {
-        if !self.options.aspiration || depth < 4 || previous.abs() > MATE_BOUND {
+        if !self.options.aspiration || depth < 4 || previous.abs() >= TB_WIN_BOUND {
             return self.negamax(root, depth, -INFINITY, INFINITY, 0, false);
         }
         let mut delta = 30;
@@ -487,7 +495,7 @@ impl<'a> Searcher<'a> {
 
     /// Static evaluation at `ply` from the side to move's view, in centipawns.
     fn evaluate(&self, ply: usize) -> i32 {
-        self.networks.value.centipawns(&self.accumulators[ply]).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        self.networks.value.centipawns(&self.accumulators[ply]).clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
     }
 
     /// Plays `m` from the node at `ply`: the child position, its accumulator at `ply + 1`
@@ -562,6 +570,36 @@ impl<'a> Searcher<'a> {
             tt_move = unpack_move(position, entry.packed_move);
             tt_entry = Some(entry);
         }
+        // A tablebase outcome bounds the node (as in Stockfish): a draw is exact, a win a
+        // lower bound, a loss an upper bound; one that does not cut off bounds a PV node's
+        // result instead.
+        let (mut tb_floor, mut tb_ceiling) = (-INFINITY, INFINITY);
+        if let Some(tablebases) = self.tablebases
+            && !root
+            && excluded.is_none()
+            && let Some(outcome) = tablebases.outcome(position, depth)
+        {
+            let (score, bound) = match outcome {
+                Outcome::Win => (TB_WIN - ply as i32, Bound::Lower),
+                Outcome::Draw => (0, Bound::Exact),
+                Outcome::Loss => (-TB_WIN + ply as i32, Bound::Upper),
+            };
+            if bound == Bound::Exact
+                || (bound == Bound::Lower && score >= beta)
+                || (bound == Bound::Upper && score <= alpha)
+            {
+                if self.options.tt {
+                    self.tt.store(node_key, ply, (depth + 6).min(MAX_PLY as i32 - 1), score, bound, 0, None);
+                }
+                return score;
+            }
+            if pv_node && bound == Bound::Lower {
+                tb_floor = score;
+                alpha = alpha.max(score);
+            } else if pv_node {
+                tb_ceiling = score;
+            }
+        }
         let static_eval = match tt_entry.and_then(|entry| entry.eval) {
             _ if in_check => -INFINITY,
             Some(cached) => cached,
@@ -585,14 +623,14 @@ impl<'a> Searcher<'a> {
         let rfp_margin =
             if self.options.rfp { RFP_MARGIN * (depth - i32::from(improving)) } else { FUTILITY_MARGIN * depth };
         let prune = !pv_node && !in_check && excluded.is_none();
-        if prune && depth <= rfp_depth && beta.abs() < MATE_BOUND && static_eval - rfp_margin >= beta {
+        if prune && depth <= rfp_depth && beta.abs() < TB_WIN_BOUND && static_eval - rfp_margin >= beta {
             return static_eval;
         }
         if self.options.razoring
             && prune
             && !in_check
             && depth <= RAZOR_DEPTH
-            && alpha.abs() < MATE_BOUND
+            && alpha.abs() < TB_WIN_BOUND
             && static_eval + RAZOR_MARGIN.0 + RAZOR_MARGIN.1 * depth * depth < alpha
         {
             let score = self.quiescence(position, alpha, alpha + 1, ply);
@@ -609,7 +647,7 @@ impl<'a> Searcher<'a> {
             && excluded.is_none()
             && !in_check
             && depth >= 3
-            && beta.abs() < MATE_BOUND
+            && beta.abs() < TB_WIN_BOUND
             && null_move_safe(position)
             && eval >= beta
             && let Ok(null) = position.clone().swap_turn()
@@ -627,7 +665,7 @@ impl<'a> Searcher<'a> {
                 return 0;
             }
             if score >= beta {
-                return if score > MATE_BOUND { beta } else { score };
+                return if score >= TB_WIN_BOUND { beta } else { score };
             }
         }
         if self.options.iir && depth >= IIR_DEPTH && tt_move.is_none() {
@@ -651,7 +689,7 @@ impl<'a> Searcher<'a> {
             && let (Some(tt_m), Some(entry)) = (tt_move, tt_entry)
             && entry.depth >= depth - 3
             && entry.bound != Bound::Upper
-            && entry.score.abs() < MATE_BOUND
+            && entry.score.abs() < TB_WIN_BOUND
         {
             let singular_beta = entry.score - SINGULAR_MARGIN * depth;
             self.singular_excluded[ply] = Some(tt_m);
@@ -674,7 +712,7 @@ impl<'a> Searcher<'a> {
         let mut ordered = std::mem::take(&mut self.ordered[ply]);
         self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
         let original_alpha = alpha;
-        let mut best = -INFINITY;
+        let mut best = tb_floor;
         let mut best_move = None;
         let mut searched = 0;
         let mut quiets_searched = 0;
@@ -694,7 +732,7 @@ impl<'a> Searcher<'a> {
             let child = played(position, m);
             let quiet = is_quiet(&m);
             let gives_check = child.is_check();
-            let late_quiet = quiet && searched > 0 && !gives_check && best > -MATE_BOUND;
+            let late_quiet = quiet && searched > 0 && !gives_check && best > -TB_WIN_BOUND;
             if late_quiet && futile {
                 continue;
             }
@@ -721,7 +759,7 @@ impl<'a> Searcher<'a> {
                 && !root
                 && !in_check
                 && searched > 0
-                && best > -MATE_BOUND
+                && best > -TB_WIN_BOUND
                 && depth <= SEE_PRUNING_DEPTH
                 && (late_quiet || !quiet)
             {
@@ -791,6 +829,7 @@ impl<'a> Searcher<'a> {
             // Only the excluded move was legal: it alone holds the node.
             return if searched == 0 { alpha } else { best };
         }
+        let best = best.min(tb_ceiling);
         if self.options.tt {
             let bound = Bound::of(best, original_alpha, beta);
             let eval = (!in_check).then_some(static_eval);
@@ -1063,7 +1102,7 @@ impl OrderedMoves {
 /// The static evaluation `eval` replaced by a table score that bounds it from the right
 /// side (a lower bound above it, an upper bound below it, or an exact score).
 fn sharpened(eval: i32, entry: Entry) -> i32 {
-    if entry.score.abs() >= MATE_BOUND {
+    if entry.score.abs() >= TB_WIN_BOUND {
         return eval;
     }
     match entry.bound {

@@ -25,6 +25,11 @@ pub const MATE: i32 = 30_000;
 pub const MATE_BOUND: i32 = MATE - 1_000;
 /// Deepest ply a search goes to.
 pub const MAX_PLY: usize = 128;
+/// Score of a tablebase win at the root: one found `n` plies deep scores `TB_WIN - n`,
+/// between the evaluations and the mates.
+pub const TB_WIN: i32 = MATE_BOUND - 1;
+/// Scores at or beyond this are tablebase wins (or mates); evaluations stay within it.
+pub const TB_WIN_BOUND: i32 = TB_WIN - MAX_PLY as i32;
 
 /// A score for UCI: centipawns or mate in moves (negative: getting mated), side to move's view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,14 +96,17 @@ pub struct Info {
     pub time_ms: u64,
     /// How full the search's table (or MCTS tree) is, in permille.
     pub hashfull: Option<u32>,
+    /// Endgame table probes that answered (`tbhits`), when tables are loaded.
+    pub tbhits: Option<u64>,
     /// Principal variation.
     pub pv: Vec<Move>,
 }
 
 impl Info {
-    /// A report of the first line, without table fill or win/draw/loss chances.
+    /// A report of the first line, without table fill, tablebase hits or win/draw/loss
+    /// chances.
     pub fn new(depth: u32, seldepth: u32, score: Score, nodes: u64, time_ms: u64, pv: Vec<Move>) -> Info {
-        Info { depth, seldepth, multipv: 1, score, wdl: None, nodes, time_ms, hashfull: None, pv }
+        Info { depth, seldepth, multipv: 1, score, wdl: None, nodes, time_ms, hashfull: None, tbhits: None, pv }
     }
 
     /// The UCI `info` line, castling written as the king's two-square move.
@@ -123,6 +131,9 @@ impl Info {
         line.push_str(&format!(" nodes {} nps {nps}", self.nodes));
         if let Some(hashfull) = self.hashfull {
             line.push_str(&format!(" hashfull {hashfull}"));
+        }
+        if let Some(tbhits) = self.tbhits {
+            line.push_str(&format!(" tbhits {tbhits}"));
         }
         line.push_str(&format!(" time {}", self.time_ms));
         if !self.pv.is_empty() {
@@ -235,11 +246,12 @@ mod tests {
             multipv: 2,
             wdl: Some([600, 300, 100]),
             hashfull: Some(42),
+            tbhits: Some(7),
             ..Info::new(5, 9, Score::Cp(37), 2000, 1000, vec![castle])
         };
         assert_eq!(
             info.uci(),
-            "info depth 5 seldepth 9 multipv 2 score cp 37 wdl 600 300 100 nodes 2000 nps 2000 hashfull 42 time 1000 pv e1g1"
+            "info depth 5 seldepth 9 multipv 2 score cp 37 wdl 600 300 100 nodes 2000 nps 2000 hashfull 42 tbhits 7 time 1000 pv e1g1"
         );
         assert!(info.to_uci(CastlingMode::Chess960).ends_with(" pv e1h1"));
         let plain = Info::new(1, 0, Score::Mate(-1), 10, 0, vec![]);

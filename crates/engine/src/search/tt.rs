@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use shakmaty::{Chess, Move, Position, Role, Square};
 
-use super::{MATE_BOUND, MAX_PLY};
+use super::{MAX_PLY, TB_WIN_BOUND};
 
 /// Which bound an entry's score is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +119,8 @@ impl Table {
         &self.slots[index]
     }
 
-    /// The entry for `key` at `ply` (mate scores made relative to the root again).
+    /// The entry for `key` at `ply` (mate and tablebase scores made relative to the root
+    /// again).
     pub fn probe(&self, key: u64, ply: usize) -> Option<Entry> {
         let slot = self.slot(key);
         let (mixed, data) = (slot[0].load(Ordering::Relaxed), slot[1].load(Ordering::Relaxed));
@@ -140,7 +141,7 @@ impl Table {
     }
 
     /// Stores a result and the position's static evaluation `eval` (within ±32,767); mate
-    /// scores are made relative to this node so that they stay right wherever the position
+    /// and tablebase scores are made relative to this node so that they stay right wherever the position
     /// recurs. Keeps a deeper entry of the same position.
     #[allow(clippy::too_many_arguments)]
     pub fn store(
@@ -178,9 +179,9 @@ impl Table {
 
 fn to_tt(score: i32, ply: usize) -> i32 {
     let ply = ply.min(MAX_PLY) as i32;
-    if score > MATE_BOUND {
+    if score >= TB_WIN_BOUND {
         score + ply
-    } else if score < -MATE_BOUND {
+    } else if score <= -TB_WIN_BOUND {
         score - ply
     } else {
         score
@@ -189,9 +190,9 @@ fn to_tt(score: i32, ply: usize) -> i32 {
 
 fn from_tt(score: i32, ply: usize) -> i32 {
     let ply = ply.min(MAX_PLY) as i32;
-    if score > MATE_BOUND {
+    if score >= TB_WIN_BOUND {
         score - ply
-    } else if score < -MATE_BOUND {
+    } else if score <= -TB_WIN_BOUND {
         score + ply
     } else {
         score

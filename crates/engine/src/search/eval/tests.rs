@@ -18,7 +18,17 @@ fn networks() -> Networks {
 fn run(networks: &Networks, fen: &str, moves: &[&str], options: EvalOptions, depth: u32) -> SearchResult {
     let game = Game::from_uci(Some(fen), moves).unwrap();
     let tt = Table::new(4);
-    search(networks, &game, options, &tt, &mut Histories::default(), &Control::unlimited(Some(depth)), 1, &mut |_| {})
+    search(
+        networks,
+        &game,
+        options,
+        &tt,
+        &mut Histories::default(),
+        &Control::unlimited(Some(depth)),
+        1,
+        None,
+        &mut |_| {},
+    )
 }
 
 #[test]
@@ -81,7 +91,8 @@ fn threefold_repetition_is_a_draw() {
     let tt = Table::new(1);
     let mut control = Control::unlimited(Some(2));
     control.search_moves = vec![back];
-    let result = search(&networks, &game, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
+    let result =
+        search(&networks, &game, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, None, &mut |_| {});
     assert_eq!((result.best, result.score), (back, Score::Cp(0)));
     // Without that history the same move is scored by the network.
     let fresh = Game::from_uci(
@@ -90,7 +101,7 @@ fn threefold_repetition_is_a_draw() {
     )
     .unwrap();
     let result =
-        search(&networks, &fresh, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
+        search(&networks, &fresh, EvalOptions::PLAIN, &tt, &mut Histories::default(), &control, 1, None, &mut |_| {});
     assert_ne!(result.score, Score::Cp(0));
 }
 
@@ -102,7 +113,8 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let tt = Table::new(4);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
-    let result = search(&networks, &game, EvalOptions::FULL, &tt, &mut Histories::default(), &control, 1, &mut |_| {});
+    let result =
+        search(&networks, &game, EvalOptions::FULL, &tt, &mut Histories::default(), &control, 1, None, &mut |_| {});
     assert!(game.position().is_legal(result.best));
     let result = search(
         &networks,
@@ -112,6 +124,7 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
         &mut Histories::default(),
         &Control::unlimited(Some(3)),
         2,
+        None,
         &mut |_| {},
     );
     assert!(game.position().is_legal(result.best));
