@@ -773,7 +773,7 @@ impl<'a> Searcher<'a> {
             let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
             let killer = self.options.killers && self.killers[ply].contains(&Some(m));
             let reducible = if self.options.lmr_wide {
-                quiet && searched >= 2 + usize::from(pv_node) && best > -MATE_BOUND
+                quiet && searched >= 2 + usize::from(pv_node) && best > -TB_WIN_BOUND
             } else {
                 late_quiet && searched >= 3 && !killer
             };
