@@ -10,6 +10,8 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Position};
 
+mod common;
+
 /// A running engine with its output lines arriving on a channel.
 struct Engine {
     child: Child,
@@ -422,10 +424,7 @@ fn syzygy_path_reports_its_tables_and_tbhits_and_survives_a_bad_path() {
         "{error}"
     );
     engine.ready();
-    let Ok(tables) = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH") else {
-        println!("skipped (the tables part): DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables)");
-        return engine.quit();
-    };
+    let Some(tables) = common::syzygy_test_path() else { return engine.quit() };
     engine.send(&format!("setoption name SyzygyPath value {tables}"));
     let lines = engine.until("info string", Duration::from_secs(10));
     let found = lines.last().unwrap();

@@ -1,4 +1,4 @@
-//! Helpers shared by the `sts` and `match` integration tests: running the `deepchess`
+//! Helpers shared by the integration tests: running the `deepchess`
 //! binary, the scripted fake UCI engine (`tests/fake_uci_engine.py`, Python 3), and finding
 //! Debian's reference engines (tests that need one skip with a printed reason without it).
 
