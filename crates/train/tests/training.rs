@@ -64,6 +64,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         positions_per_epoch: None,
         seed: 5,
         extra_data: Vec::new(),
+        init: None,
         // the synthetic games are mostly captures from the first ply on
         filters: deepchess_train::eval_positions::PositionFilters {
             min_ply: 0,
@@ -118,6 +119,38 @@ fn extra_data_joins_the_positions_of_data() {
     let missing = value::ValueOptions { extra_data: vec![dir.path().join("nowhere")], ..value_options(1) };
     let err = format!("{:#}", value::train(&args(&data, dir.path().join("three")), &missing).unwrap_err());
     assert!(err.contains("nowhere"), "{err}");
+}
+
+#[test]
+fn init_starts_the_run_from_a_trained_value_net() {
+    let (dir, data) = dataset();
+    let trained = dir.path().join("trained");
+    value::train(&args(&data, trained.clone()), &value_options(6)).unwrap();
+    let validation_loss = |model: &Model| model.card.metrics["validation"]["loss"].as_f64().unwrap();
+    // one epoch at a rate too small to move far: the warm start keeps what six epochs learned
+    let tiny = |init| value::ValueOptions { lr: 1e-6, init, ..value_options(1) };
+    let fresh = value::train(&args(&data, dir.path().join("fresh")), &tiny(None)).unwrap();
+    let warm = value::train(&args(&data, dir.path().join("warm")), &tiny(Some(trained.clone()))).unwrap();
+    let six = Model::load(&trained, ModelKind::Value).unwrap();
+    assert!(
+        validation_loss(&warm) < 0.9 * validation_loss(&fresh),
+        "{} vs {}",
+        validation_loss(&warm),
+        validation_loss(&fresh)
+    );
+    assert!((validation_loss(&warm) - validation_loss(&six)).abs() < 0.05 * validation_loss(&six));
+    assert_eq!(warm.card.hyperparameters["init"].as_str(), trained.to_str());
+    let k = |model: &Model| model.card.output["centipawns_per_unit"].as_f64().unwrap();
+    assert_eq!(k(&warm), k(&six), "the warm start keeps the --init net's scale");
+    // a net of another width, a missing model, and the run's own directory are refused by name
+    let wide = value::ValueOptions { width: 48, ..tiny(Some(trained.clone())) };
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("wide")), &wide).unwrap_err());
+    assert!(err.contains("--init") && err.contains("width 32") && err.contains("--width 48"), "{err}");
+    let missing = tiny(Some(dir.path().join("nowhere")));
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("missing")), &missing).unwrap_err());
+    assert!(err.contains("--init") && err.contains("nowhere"), "{err}");
+    let err = format!("{:#}", value::train(&args(&data, trained.clone()), &tiny(Some(trained.clone()))).unwrap_err());
+    assert!(err.contains("is the --init directory"), "{err}");
 }
 
 #[test]

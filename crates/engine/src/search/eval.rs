@@ -219,8 +219,9 @@ impl Default for EvalOptions {
 }
 
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
-/// iterative deepening, staggered by one ply, and fill the table for the main thread,
-/// whose result counts). The main thread learns into `histories` (cleared first unless
+/// iterative deepening, staggered by one ply, and fill the table for the main thread).
+/// The main thread's result counts unless a helper [outplays](outplays) it; its node count
+/// is that of all threads. The main thread learns into `histories` (cleared first unless
 /// `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
 /// after a capture or pawn move that the tables cover score their outcome. The game's
 /// position must have a legal move.
@@ -242,22 +243,47 @@ pub fn search(
     if !options.keep_histories {
         histories.clear();
     }
-    std::thread::scope(|scope| {
-        for index in 1..threads.max(1) {
-            let (total, helpers) = (&total, &helpers);
-            let mut own = Box::new(histories.clone());
-            scope.spawn(move || {
-                let mut searcher = Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
-                searcher.tablebases = tablebases;
-                searcher.iterate(1 + index as i32 % 2, &mut |_| {});
-            });
-        }
+    let (main, helper_results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads.max(1))
+            .map(|index| {
+                let (total, helpers) = (&total, &helpers);
+                let mut own = Box::new(histories.clone());
+                scope.spawn(move || {
+                    let mut searcher =
+                        Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
+                    searcher.tablebases = tablebases;
+                    searcher.iterate(1 + index as i32 % 2, &mut |_| {})
+                })
+            })
+            .collect();
         let mut main = Searcher::new(networks, game, options, tt, histories, control, &total, search_moves);
         main.tablebases = tablebases;
-        let result = main.iterate(1, reporter);
+        let result = main.iterate(1, &mut *reporter);
         helpers.stop();
-        result
-    })
+        let helper_results: Vec<SearchResult> =
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect();
+        (result, helper_results)
+    });
+    let nodes = total.load(Ordering::Relaxed);
+    let best_helper = helper_results
+        .into_iter()
+        .filter(|h| control.multipv <= 1 && outplays(h, &main))
+        .max_by(|a, b| a.depth.cmp(&b.depth).then(a.score.cmp(&b.score)));
+    match best_helper {
+        Some(helper) => {
+            let info =
+                Info::new(helper.depth, helper.depth, helper.score, nodes, control.elapsed_ms(), helper.pv.clone());
+            reporter(&Report::Info(info));
+            SearchResult { nodes, ..helper }
+        }
+        None => SearchResult { nodes, ..main },
+    }
+}
+
+/// Whether a helper thread's result replaces the main thread's: it completed a deeper
+/// iteration and scores at least as well.
+fn outplays(helper: &SearchResult, main: &SearchResult) -> bool {
+    helper.depth > main.depth && helper.score >= main.score
 }
 
 /// One thread's search state.

@@ -52,12 +52,36 @@ impl Score {
         }
     }
 
+    /// A key that orders scores from the side to move's view: any mate it delivers above
+    /// every centipawn score (the shorter the better), any mate against it below (the
+    /// longer the better).
+    fn rank(self) -> i64 {
+        const BEYOND: i64 = 1 << 40;
+        match self {
+            Score::Cp(cp) => i64::from(cp),
+            Score::Mate(n) if n > 0 => BEYOND - i64::from(n),
+            Score::Mate(n) => -BEYOND - i64::from(n),
+        }
+    }
+
     /// The UCI text: `cp N` or `mate N`.
     pub fn uci(self) -> String {
         match self {
             Score::Cp(cp) => format!("cp {cp}"),
             Score::Mate(n) => format!("mate {n}"),
         }
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Score) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Score) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -232,6 +256,26 @@ mod tests {
             let [w, d, l] = wdl(Score::Cp(-150), k);
             [l, d, w]
         });
+    }
+
+    #[test]
+    fn scores_order_from_the_side_to_moves_view() {
+        let ordered = [
+            Score::Mate(-1),
+            Score::Mate(-7),
+            Score::Cp(-30_000),
+            Score::Cp(0),
+            Score::Cp(30_000),
+            Score::Mate(9),
+            Score::Mate(1),
+        ];
+        for pair in ordered.windows(2) {
+            assert!(pair[0] < pair[1], "{:?} < {:?}", pair[0], pair[1]);
+        }
+        // the order agrees with the internal scores it comes from
+        for (a, b) in [(MATE - 3, MATE - 5), (500, -500), (-(MATE - 8), -(MATE - 2))] {
+            assert!(Score::from_internal(a) > Score::from_internal(b), "{a} > {b}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! trained on the `moves` dataset's scored positions.
 //!
 //! Target, from the side to move's view: `t = λ · result + (1 − λ) · sigmoid(score / K)`
-//! (`λ` = `--result-weight`, `K` = `--scale` or fitted to the training data); loss
+//! (`λ` = `--result-weight`, `K` = `--scale`, the `--init` net's, or fitted to the training data); loss
 //! `(sigmoid(o) − t)²`; AdamW with a linear warm-up and a cosine decay over the run; the
 //! output weights clipped to what the engine's 16-bit quantisation holds. The model of the
 //! last epoch is written (nets are chosen by games, not by validation loss).
@@ -73,6 +73,12 @@ pub struct ValueOptions {
     #[arg(long = "extra-data", value_name = "DIR")]
     #[serde(default)]
     pub extra_data: Vec<PathBuf>,
+    /// Directory holding a trained `value` model the run starts from instead of fresh
+    /// weights (a warm start: the next generation fine-tuned from the best net so far);
+    /// its width replaces `--width`.
+    #[arg(long, value_name = "DIR")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<PathBuf>,
     /// Which positions are used.
     #[command(flatten)]
     #[serde(flatten)]
@@ -231,7 +237,7 @@ pub struct ValueTrainer {
 
 impl ValueTrainer {
     /// Checks the options, loads and filters the positions of `data` and fits the scale
-    /// (unless `--scale` gives it).
+    /// (unless `--scale` or the `--init` net gives it).
     pub fn new(data: &Path, options: &ValueOptions) -> anyhow::Result<ValueTrainer> {
         options.check()?;
         let dirs: Vec<&Path> = std::iter::once(data).chain(options.extra_data.iter().map(PathBuf::as_path)).collect();
@@ -247,11 +253,14 @@ impl ValueTrainer {
             "--data {}: no validation position passes the filters (moves-validation.bin is empty or unscored): the validation loss would mean nothing; prepare with a --validation-fraction above 0",
             data.display()
         );
-        let scale = options.scale.unwrap_or_else(|| fit_scale(&train));
-        eprintln!(
-            "scale K = {scale:.1} centipawns per logit unit{}",
-            if options.scale.is_none() { " (fitted)" } else { "" }
-        );
+        let init_scale =
+            options.init.as_deref().map(init_model).transpose()?.map(|model| model_scale(&model)).transpose()?;
+        let (scale, source) = match (options.scale, init_scale) {
+            (Some(k), _) => (k, ""),
+            (None, Some(k)) => (k, " (the --init net's)"),
+            (None, None) => (fit_scale(&train), " (fitted)"),
+        };
+        eprintln!("scale K = {scale:.1} centipawns per logit unit{source}");
         let target = Target { result_weight: options.result_weight, scale };
         Ok(ValueTrainer {
             options: options.clone(),
@@ -276,8 +285,25 @@ impl Trainer for ValueTrainer {
         Ok(serde_json::to_value(&self.options)?)
     }
 
+    fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        self.options.init.iter().map(|d| ("--init", d.clone())).collect()
+    }
+
     fn init(&self) -> anyhow::Result<Params> {
-        Ok(perspective::init(self.options.width, self.options.seed))
+        match &self.options.init {
+            Some(dir) => {
+                let params = Params::from_model(&init_model(dir)?);
+                let width = perspective::width(&params);
+                anyhow::ensure!(
+                    width == self.options.width,
+                    "--init {}: the value net there has width {width}, the run asks --width {}",
+                    dir.display(),
+                    self.options.width
+                );
+                Ok(params)
+            }
+            None => Ok(perspective::init(self.options.width, self.options.seed)),
+        }
     }
 
     fn stages(&self) -> Vec<Stage> {
@@ -343,6 +369,19 @@ impl Trainer for ValueTrainer {
             report,
         })
     }
+}
+
+/// The value model a warm start (`--init`) begins from.
+fn init_model(dir: &Path) -> anyhow::Result<Model> {
+    Model::load(dir, ModelKind::Value).map_err(|e| anyhow::anyhow!("--init {}: {e}", dir.display()))
+}
+
+/// The centipawns per logit unit K recorded in a value model's card.
+fn model_scale(model: &Model) -> anyhow::Result<f64> {
+    model.card.output[VALUE_CENTIPAWNS_PER_UNIT]
+        .as_f64()
+        .filter(|k| *k > 0.0 && k.is_finite())
+        .ok_or_else(|| anyhow::anyhow!("--init: the model card gives no positive output.{VALUE_CENTIPAWNS_PER_UNIT}"))
 }
 
 /// Trains the evaluation net (see [`ValueTrainer`]); writes `value.safetensors` +

@@ -132,6 +132,51 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
 }
 
 #[test]
+fn lazy_smp_counts_every_thread_and_reports_the_move_it_plays() {
+    let networks = networks();
+    let game = Game::from_uci(Some("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQ - 0 9"), &[]).unwrap();
+    let limits = Limits { nodes: Some(60_000), ..Limits::default() };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let control = Control::new(&limits, Color::White, Duration::ZERO, stop);
+    let mut last: Option<Info> = None;
+    let result = search(
+        &networks,
+        &game,
+        EvalOptions::DEFAULT,
+        &Table::new(4),
+        &mut Histories::default(),
+        &control,
+        3,
+        None,
+        &mut |report| {
+            if let Report::Info(info) = report {
+                last = Some(info.clone());
+            }
+        },
+    );
+    assert!(game.position().is_legal(result.best));
+    // the node limit counts all three threads, and the result reports all of them
+    assert!((60_000..60_000 + 4 * POLL_INTERVAL).contains(&result.nodes), "{}", result.nodes);
+    let last = last.expect("an info line");
+    assert_eq!(
+        (last.pv.first(), last.depth),
+        (Some(&result.best), result.depth),
+        "the last line shows the move played"
+    );
+}
+
+#[test]
+fn a_helper_outplays_the_main_thread_only_deeper_and_no_worse() {
+    let m = Chess::default().legal_moves()[0];
+    let at = |depth, score| SearchResult { best: m, score, pv: vec![m], depth, nodes: 0 };
+    assert!(outplays(&at(9, Score::Cp(20)), &at(8, Score::Cp(20))));
+    assert!(outplays(&at(9, Score::Mate(3)), &at(8, Score::Cp(900))));
+    assert!(!outplays(&at(9, Score::Cp(19)), &at(8, Score::Cp(20))));
+    assert!(!outplays(&at(8, Score::Cp(90)), &at(8, Score::Cp(20))));
+    assert!(!outplays(&at(7, Score::Mate(1)), &at(8, Score::Cp(20))));
+}
+
+#[test]
 fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
     let networks = networks();
     // Rook up, but every move reaches the hundredth half-move without mate.
