@@ -220,8 +220,8 @@ impl Default for EvalOptions {
 
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
 /// iterative deepening, staggered by one ply, and fill the table for the main thread).
-/// The main thread's result counts unless a helper [outplays](outplays) it; its node count
-/// is that of all threads. The main thread learns into `histories` (cleared first unless
+/// The main thread's result counts unless a helper completed a deeper iteration with a
+/// score at least as good; the node count is that of all threads. The main thread learns into `histories` (cleared first unless
 /// `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
 /// after a capture or pawn move that the tables cover score their outcome. The game's
 /// position must have a legal move.
