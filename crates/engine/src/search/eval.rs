@@ -221,8 +221,9 @@ impl Default for EvalOptions {
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
 /// iterative deepening, staggered by one ply, and fill the table for the main thread).
 /// The main thread's result counts unless a helper completed a deeper iteration with a
-/// score at least as good; the node count is that of all threads. The main thread learns into `histories` (cleared first unless
-/// `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
+/// score at least as good. The node count and the node budget are those of all threads:
+/// every thread stops once their shared count reaches it. The main thread learns into
+/// `histories` (cleared first unless `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
 /// after a capture or pawn move that the tables cover score their outcome. The game's
 /// position must have a legal move.
 #[allow(clippy::too_many_arguments)]
@@ -239,7 +240,7 @@ pub fn search(
 ) -> SearchResult {
     let search_moves = &control.search_moves;
     let total = AtomicU64::new(0);
-    let helpers = Control::unlimited(control.depth);
+    let helpers = control.for_helpers();
     if !options.keep_histories {
         histories.clear();
     }

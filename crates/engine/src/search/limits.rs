@@ -145,6 +145,14 @@ impl Control {
         }
     }
 
+    /// The control of a Lazy SMP helper of this search: the same maximum depth and node
+    /// budget (checked against the count shared by every thread, so that no helper runs on
+    /// after the budget is spent while the main thread unwinds), no clock, and a stop flag
+    /// of its own, raised when the main thread ends.
+    pub fn for_helpers(&self) -> Control {
+        Control { nodes: self.nodes, ..Control::unlimited(self.depth) }
+    }
+
     /// This control with a quarter more soft time under a clock (within the hard limit),
     /// as Stockfish does when the GUI allows pondering (`Ponder`): the time spent on the
     /// opponent's clock comes back with every ponderhit. A fixed `movetime` is unchanged.
@@ -252,6 +260,22 @@ impl Control {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helpers_share_the_node_budget_and_depth_but_not_the_clock_or_the_stop_flag() {
+        let limits =
+            Limits { nodes: Some(1_000), depth: Some(7), move_time: Some(Duration::ZERO), ..Limits::default() };
+        let stop = Arc::new(AtomicBool::new(false));
+        let main = Control::new(&limits, Color::White, Duration::ZERO, stop);
+        let helpers = main.for_helpers();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(main.must_stop(0), "the main thread's move time (1 ms at least) is spent");
+        assert_eq!((helpers.nodes(), helpers.depth), (Some(1_000), Some(7)));
+        assert!(!helpers.must_stop(999), "no clock: the main thread's spent move time does not stop helpers");
+        assert!(helpers.must_stop(1_000), "the shared count reaching the budget does");
+        helpers.stop();
+        assert!(helpers.stopped() && !main.stopped(), "each has its own stop flag");
+    }
 
     #[test]
     fn budget_at_ten_seconds_plus_increment() {
