@@ -223,9 +223,9 @@ impl Default for EvalOptions {
 /// The main thread's result counts unless a helper completed a deeper iteration with a
 /// score at least as good. The node count and the node budget are those of all threads:
 /// every thread stops once their shared count reaches it. The main thread learns into
-/// `histories` (cleared first unless `options.keep_histories`); helpers start from a copy. With `tablebases`, nodes right
-/// after a capture or pawn move that the tables cover score their outcome. The game's
-/// position must have a legal move.
+/// `histories` (cleared first unless `options.keep_histories`); helpers start from a copy.
+/// With `tablebases`, nodes right after a capture or pawn move that the tables cover score
+/// their outcome. The game's position must have a legal move.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
     networks: &Networks,
