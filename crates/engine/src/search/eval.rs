@@ -63,6 +63,15 @@ const HISTORY_PRUNING_MARGIN: i32 = 1_500;
 const SINGULAR_DEPTH: i32 = 5;
 /// Singular margin below the table score, per ply of remaining depth, in centipawns.
 const SINGULAR_MARGIN: i32 = 2;
+/// Shallowest remaining depth of ProbCut.
+const PROBCUT_DEPTH: i32 = 5;
+/// ProbCut's margin over beta, in centipawns.
+const PROBCUT_MARGIN: i32 = 200;
+/// How much shallower ProbCut's verification search is.
+const PROBCUT_REDUCTION: i32 = 4;
+/// Ordering key of a capture that loses material by SEE, before its MVV-LVA and capture
+/// history are added: below every quiet move (whose keys stay above −4).
+const BAD_CAPTURE_KEY: f32 = -1_000.0;
 /// Deepest remaining depth of razoring.
 const RAZOR_DEPTH: i32 = 3;
 /// Razoring margin: a constant plus this per squared ply of remaining depth.
@@ -132,6 +141,19 @@ pub struct EvalOptions {
     /// The histories (and counter moves) kept from one search to the next of the same game
     /// (without: each search starts from empty tables).
     pub keep_histories: bool,
+    /// Late move reductions of captures that lose material by SEE too (by capture history
+    /// where quiet moves go by their history).
+    pub lmr_captures: bool,
+    /// ProbCut: at non-PV nodes of depth ≥ 5, a capture that a shallower search finds
+    /// well above beta (by 200 cp) cuts the node.
+    pub probcut: bool,
+    /// Captures that lose material by SEE ordered after the quiet moves (without: every
+    /// capture before them, by MVV-LVA).
+    pub see_ordering: bool,
+    /// The static evaluation corrected by the pawn-structure correction history (how far
+    /// searches below the same pawn structure landed from it,
+    /// [`CorrectionHistory`](super::correction::CorrectionHistory)).
+    pub correction: bool,
     /// Under a clock, the soft limit scaled by the best move's stability, score drops and
     /// the best move's share of the root's nodes ([`TimeManager`]).
     pub time_management: bool,
@@ -168,6 +190,10 @@ impl EvalOptions {
         lmr_wide: false,
         keep_histories: false,
         singular: false,
+        see_ordering: false,
+        probcut: false,
+        lmr_captures: false,
+        correction: false,
         time_management: false,
         predictor_depth: 1,
     };
@@ -178,6 +204,9 @@ impl EvalOptions {
         futility: false,
         history_pruning: false,
         singular: false,
+        probcut: false,
+        lmr_captures: false,
+        correction: false,
         time_management: false,
         ..EvalOptions::FULL
     };
@@ -207,6 +236,10 @@ impl EvalOptions {
         lmr_wide: true,
         keep_histories: true,
         singular: true,
+        see_ordering: true,
+        probcut: true,
+        lmr_captures: true,
+        correction: true,
         time_management: true,
         predictor_depth: DEFAULT_PREDICTOR_DEPTH,
     };
@@ -525,6 +558,16 @@ impl<'a> Searcher<'a> {
         self.networks.value.centipawns(&self.accumulators[ply]).clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
     }
 
+    /// `raw_eval`, the static evaluation of `position` (not in check), corrected by the
+    /// correction history when it is on.
+    fn corrected(&self, position: &Chess, raw_eval: i32) -> i32 {
+        if !self.options.correction {
+            return raw_eval;
+        }
+        let correction = self.histories.correction.correction(position.turn(), position.board());
+        (raw_eval + correction).clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
+    }
+
     /// Plays `m` from the node at `ply`: the child position, its accumulator at `ply + 1`
     /// and its key on the key stack (popped by the caller).
     fn make(&mut self, position: &Chess, m: Move, ply: usize) -> Chess {
@@ -627,11 +670,12 @@ impl<'a> Searcher<'a> {
                 tb_ceiling = score;
             }
         }
-        let static_eval = match tt_entry.and_then(|entry| entry.eval) {
+        let raw_eval = match tt_entry.and_then(|entry| entry.eval) {
             _ if in_check => -INFINITY,
             Some(cached) => cached,
             None => self.evaluate(ply),
         };
+        let static_eval = if in_check { raw_eval } else { self.corrected(position, raw_eval) };
         self.evals[ply] = static_eval;
         let improving = !in_check && (ply < 2 || self.evals[ply - 2] == -INFINITY || static_eval > self.evals[ply - 2]);
         // The static evaluation sharpened by a table bound on the same side, for null move
@@ -693,6 +737,24 @@ impl<'a> Searcher<'a> {
             }
             if score >= beta {
                 return if score >= TB_WIN_BOUND { beta } else { score };
+            }
+        }
+        if self.options.probcut && prune && depth >= PROBCUT_DEPTH && beta.abs() < TB_WIN_BOUND {
+            let probcut_beta = beta + PROBCUT_MARGIN;
+            // A table entry deep enough that says the node stays below the raised beta
+            // makes the try pointless.
+            let hopeless = tt_entry.is_some_and(|entry| {
+                entry.depth > depth - PROBCUT_REDUCTION && entry.score < probcut_beta && entry.bound != Bound::Lower
+            });
+            if !hopeless && let Some(score) = self.probcut(position, depth, probcut_beta, static_eval, ply) {
+                if self.options.tt {
+                    let eval = Some(raw_eval);
+                    self.tt.store(node_key, ply, depth - PROBCUT_REDUCTION + 1, score, Bound::Lower, 0, eval);
+                }
+                return score;
+            }
+            if self.aborted {
+                return 0;
             }
         }
         if self.options.iir && depth >= IIR_DEPTH && tt_move.is_none() {
@@ -799,18 +861,26 @@ impl<'a> Searcher<'a> {
             self.moved[ply] = Some(PieceTo::of(turn, &m));
             let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
             let killer = self.options.killers && self.killers[ply].contains(&Some(m));
+            let losing_capture = self.options.lmr_captures
+                && m.is_capture()
+                && searched >= 2 + usize::from(pv_node)
+                && depth >= 3
+                && best > -TB_WIN_BOUND
+                && see(position, &m) < 0;
             let reducible = if self.options.lmr_wide {
                 quiet && searched >= 2 + usize::from(pv_node) && best > -TB_WIN_BOUND
             } else {
                 late_quiet && searched >= 3 && !killer
             };
-            let reduction = if self.options.lmr && reducible && depth >= 3 && !in_check {
+            let reduction = if self.options.lmr && (reducible || losing_capture) && depth >= 3 && !in_check {
                 let mut r = lmr_reduction(depth, searched, pv_node);
                 if self.options.lmr_wide && (gives_check || killer) {
                     r -= 1;
                 }
                 if self.options.histories {
-                    r -= self.histories.quiet(turn, &m, previous) / HISTORY_PER_PLY;
+                    r -=
+                        if quiet { self.histories.quiet(turn, &m, previous) } else { self.histories.capture(turn, &m) }
+                            / HISTORY_PER_PLY;
                 }
                 if self.options.lmr_improving && !improving {
                     r += 1;
@@ -857,12 +927,63 @@ impl<'a> Searcher<'a> {
             return if searched == 0 { alpha } else { best };
         }
         let best = best.min(tb_ceiling);
+        let bound = Bound::of(best, original_alpha, beta);
+        // The correction learns from results on the side of the evaluation their bound
+        // vouches for, of quiet best moves (a capture's gain is not the evaluation's error).
+        if self.options.correction
+            && !in_check
+            && best_move.as_ref().is_none_or(is_quiet)
+            && best.abs() < TB_WIN_BOUND
+            && !(bound == Bound::Lower && best <= static_eval)
+            && !(bound == Bound::Upper && best >= static_eval)
+        {
+            self.histories.correction.update(turn, position.board(), depth, best, raw_eval);
+        }
         if self.options.tt {
-            let bound = Bound::of(best, original_alpha, beta);
-            let eval = (!in_check).then_some(static_eval);
+            let eval = (!in_check).then_some(raw_eval);
             self.tt.store(node_key, ply, depth, best, bound, best_move.as_ref().map_or(0, pack_move), eval);
         }
         best
+    }
+
+    /// ProbCut: captures (and queen promotions) that win at least `probcut_beta −
+    /// static_eval` by SEE, each checked by quiescence against `probcut_beta` and then by a
+    /// search `PROBCUT_REDUCTION` plies shallower; the first that reaches `probcut_beta`
+    /// gives the node's lower bound. `None` when none does (or the search was aborted).
+    fn probcut(
+        &mut self,
+        position: &Chess,
+        depth: i32,
+        probcut_beta: i32,
+        static_eval: i32,
+        ply: usize,
+    ) -> Option<i32> {
+        let mut captures = position.capture_moves();
+        captures.extend(
+            position.promotion_moves().into_iter().filter(|m| m.promotion() == Some(Role::Queen) && !m.is_capture()),
+        );
+        captures.sort_by_key(|m| -mvv_lva(m));
+        let turn = position.turn();
+        for m in captures {
+            if see(position, &m) < probcut_beta - static_eval {
+                continue;
+            }
+            let child = self.make(position, m, ply);
+            self.moved[ply] = Some(PieceTo::of(turn, &m));
+            let mut score = -self.quiescence(&child, -probcut_beta, -probcut_beta + 1, ply + 1);
+            if score >= probcut_beta && !self.aborted {
+                score =
+                    -self.negamax(&child, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, true);
+            }
+            self.keys.pop();
+            if self.aborted {
+                return None;
+            }
+            if score >= probcut_beta {
+                return Some(score);
+            }
+        }
+        None
     }
 
     /// Searches the child of the node at `ply` (already entered): the first move with the
@@ -936,8 +1057,9 @@ impl<'a> Searcher<'a> {
         let mut best = -INFINITY;
         let mut static_eval = None;
         if !in_check {
-            best = tt_entry.and_then(|entry| entry.eval).unwrap_or_else(|| self.evaluate(ply));
-            static_eval = Some(best);
+            let raw_eval = tt_entry.and_then(|entry| entry.eval).unwrap_or_else(|| self.evaluate(ply));
+            static_eval = Some(raw_eval);
+            best = self.corrected(position, raw_eval);
             if let Some(entry) = tt_entry {
                 best = sharpened(best, entry);
             }
@@ -1031,7 +1153,8 @@ impl<'a> Searcher<'a> {
                 k += p.joint(position, &m, &mut self.scratch);
             }
             if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
-                k += 100.0 + mvv_lva(&m) as f32;
+                let losing = self.options.see_ordering && m.is_capture() && see(position, &m) < 0;
+                k += if losing { BAD_CAPTURE_KEY } else { 100.0 } + mvv_lva(&m) as f32;
                 if self.options.histories {
                     k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;
                 }

@@ -2,6 +2,7 @@
 //! policy players, with what they share: limits, time control, scores and results.
 
 pub mod compare;
+pub mod correction;
 pub mod eval;
 pub mod history;
 pub mod limits;

@@ -63,6 +63,8 @@ fn move_ordering_never_changes_the_fixed_depth_value() {
             // Histories only reorder moves when reductions are off.
             EvalOptions { ordering: true, killers: true, histories: true, ..EvalOptions::PLAIN },
             EvalOptions { histories: true, ..EvalOptions::PLAIN },
+            EvalOptions { ordering: true, predictor_depth: 3, ..EvalOptions::PLAIN },
+            EvalOptions { ordering: true, predictor_depth: 3, see_ordering: true, ..EvalOptions::PLAIN },
         ] {
             let other = run(&networks, fen, &[], options, 3);
             assert_eq!(other.score, plain.score, "{fen} with {options:?}");
@@ -203,6 +205,10 @@ fn pruning_and_reductions_keep_the_mate_in_two() {
         EvalOptions { iir: true, ..base },
         EvalOptions { qs_tt: true, ..base },
         EvalOptions { see_pruning: true, ..base },
+        EvalOptions { see_ordering: true, ..base },
+        EvalOptions { probcut: true, ..base },
+        EvalOptions { lmr: true, lmr_captures: true, ..base },
+        EvalOptions { correction: true, histories: true, ..base },
         EvalOptions::DEFAULT,
         EvalOptions::FULL,
     ] {
