@@ -1153,7 +1153,10 @@ impl<'a> Searcher<'a> {
                 k += p.joint(position, &m, &mut self.scratch);
             }
             if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
-                let losing = self.options.see_ordering && m.is_capture() && see(position, &m) < 0;
+                // A capture of a piece worth at least the capturer's never loses: no SEE.
+                let losing = self.options.see_ordering
+                    && m.capture().is_some_and(|victim| piece_value(victim) < piece_value(m.role()))
+                    && see(position, &m) < 0;
                 k += if losing { BAD_CAPTURE_KEY } else { 100.0 } + mvv_lva(&m) as f32;
                 if self.options.histories {
                     k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;
