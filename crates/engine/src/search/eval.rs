@@ -16,7 +16,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::history::{HISTORY_MAX, Histories, PieceTo, PreviousMoves, is_quiet};
 use super::ordering::{Prediction, mvv_lva};
-use super::see::{piece_value, see};
+use super::see::{loses_material, piece_value, see};
 use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult, TB_WIN, TB_WIN_BOUND};
@@ -861,18 +861,13 @@ impl<'a> Searcher<'a> {
             self.moved[ply] = Some(PieceTo::of(turn, &m));
             let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
             let killer = self.options.killers && self.killers[ply].contains(&Some(m));
-            let losing_capture = self.options.lmr_captures
-                && m.is_capture()
-                && searched >= 2 + usize::from(pv_node)
+            let late = searched >= 2 + usize::from(pv_node) && best > -TB_WIN_BOUND;
+            let reducible = if self.options.lmr_wide { quiet && late } else { late_quiet && searched >= 3 && !killer };
+            let reduction = if self.options.lmr
                 && depth >= 3
-                && best > -TB_WIN_BOUND
-                && see(position, &m) < 0;
-            let reducible = if self.options.lmr_wide {
-                quiet && searched >= 2 + usize::from(pv_node) && best > -TB_WIN_BOUND
-            } else {
-                late_quiet && searched >= 3 && !killer
-            };
-            let reduction = if self.options.lmr && (reducible || losing_capture) && depth >= 3 && !in_check {
+                && !in_check
+                && (reducible || (self.options.lmr_captures && late && loses_material(position, &m)))
+            {
                 let mut r = lmr_reduction(depth, searched, pv_node);
                 if self.options.lmr_wide && (gives_check || killer) {
                     r -= 1;
@@ -1153,10 +1148,7 @@ impl<'a> Searcher<'a> {
                 k += p.joint(position, &m, &mut self.scratch);
             }
             if self.options.ordering && self.options.predictor_depth > 1 && !is_quiet(&m) {
-                // A capture of a piece worth at least the capturer's never loses: no SEE.
-                let losing = self.options.see_ordering
-                    && m.capture().is_some_and(|victim| piece_value(victim) < piece_value(m.role()))
-                    && see(position, &m) < 0;
+                let losing = self.options.see_ordering && loses_material(position, &m);
                 k += if losing { BAD_CAPTURE_KEY } else { 100.0 } + mvv_lva(&m) as f32;
                 if self.options.histories {
                     k += 2.0 * self.histories.capture(turn, &m) as f32 * history_scale;

@@ -20,6 +20,12 @@ pub fn piece_value(role: Role) -> i32 {
 /// Roles from the least to the most valuable, the order attackers are taken in.
 const CHEAPEST_FIRST: [Role; 6] = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
 
+/// Whether `m` is a capture that loses material by SEE. A capture of a piece worth at
+/// least the capturer's never does, and skips the exchange evaluation.
+pub fn loses_material(position: &Chess, m: &Move) -> bool {
+    m.capture().is_some_and(|victim| piece_value(victim) < piece_value(m.role())) && see(position, m) < 0
+}
+
 /// The exchange value of `m` in `position` for the side playing it, in centipawns
 /// (0 for castling; a quiet move scores minus what it loses if the piece is taken).
 pub fn see(position: &Chess, m: &Move) -> i32 {
