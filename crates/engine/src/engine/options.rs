@@ -195,6 +195,9 @@ pub static OPTIONS: &[UciOption] = &[
     check("SEEOrdering", true, "losing captures (SEE) after quiet moves", |e, on| e.settings.eval.see_ordering = on),
     check("ProbCut", false, "ProbCut at depth 5 and more", |e, on| e.settings.eval.probcut = on),
     check("LMRCaptures", false, "losing captures (SEE) reduced too", |e, on| e.settings.eval.lmr_captures = on),
+    check("LMRCutNode", false, "late move reductions one ply deeper at expected cut nodes", |e, on| {
+        e.settings.eval.lmr_cut_node = on
+    }),
     check("Correction", false, "pawn correction history", |e, on| e.settings.eval.correction = on),
     check("KeepHistories", true, "histories kept from one search to the next of a game", |e, on| {
         e.settings.eval.keep_histories = on

@@ -147,6 +147,10 @@ pub struct EvalOptions {
     /// ProbCut: at non-PV nodes of depth ≥ 5, a capture that a shallower search finds
     /// well above beta (by 200 cp) cuts the node.
     pub probcut: bool,
+    /// Late move reductions one ply deeper at expected cut nodes (the null-window
+    /// children that a reduced or zero-window search enters first, as Stockfish's
+    /// `cutNode`).
+    pub lmr_cut_node: bool,
     /// Captures that lose material by SEE ordered after the quiet moves (without: every
     /// capture before them, by MVV-LVA).
     pub see_ordering: bool,
@@ -192,6 +196,7 @@ impl EvalOptions {
         singular: false,
         see_ordering: false,
         probcut: false,
+        lmr_cut_node: false,
         lmr_captures: false,
         correction: false,
         time_management: false,
@@ -205,6 +210,7 @@ impl EvalOptions {
         history_pruning: false,
         singular: false,
         probcut: false,
+        lmr_cut_node: false,
         lmr_captures: false,
         correction: false,
         time_management: false,
@@ -238,6 +244,7 @@ impl EvalOptions {
         singular: true,
         see_ordering: true,
         probcut: true,
+        lmr_cut_node: true,
         lmr_captures: true,
         correction: true,
         time_management: true,
@@ -252,7 +259,8 @@ impl Default for EvalOptions {
 }
 
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
-/// iterative deepening, staggered by one ply, and fill the table for the main thread).
+/// iterative deepening, skipping depths by [`helper_skips`] so that they run ahead of the
+/// main thread, and fill the table for it).
 /// The main thread's result counts unless a helper completed a deeper iteration with a
 /// score at least as good. The node count and the node budget are those of all threads:
 /// every thread stops once their shared count reaches it. The main thread learns into
@@ -286,13 +294,13 @@ pub fn search(
                     let mut searcher =
                         Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
                     searcher.tablebases = tablebases;
-                    searcher.iterate(1 + index as i32 % 2, &mut |_| {})
+                    searcher.iterate(index, &mut |_| {})
                 })
             })
             .collect();
         let mut main = Searcher::new(networks, game, options, tt, histories, control, &total, search_moves);
         main.tablebases = tablebases;
-        let result = main.iterate(1, &mut *reporter);
+        let result = main.iterate(0, &mut *reporter);
         helpers.stop();
         let helper_results: Vec<SearchResult> =
             handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect();
@@ -312,6 +320,21 @@ pub fn search(
         }
         None => SearchResult { nodes, ..main },
     }
+}
+
+/// Whether helper thread `helper` (1, 2, ...; the main thread is 0) leaves out iteration
+/// `depth` at the game's ply `game_ply`: helpers search every other depth, or every
+/// other pair or triple of depths, in phases that differ between helpers and from one move to
+/// the next, so that they run one or more plies ahead of the main thread and fill the table
+/// with deeper results (the pattern of Stockfish 8's Lazy SMP).
+fn helper_skips(helper: usize, depth: i32, game_ply: u32) -> bool {
+    const SIZE: [u32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
+    const PHASE: [u32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
+    if helper == 0 {
+        return false;
+    }
+    let i = (helper - 1) % SIZE.len();
+    (depth as u32 + game_ply + PHASE[i]) / SIZE[i] % 2 == 1
 }
 
 /// Whether a helper thread's result replaces the main thread's: it completed a deeper
@@ -400,12 +423,13 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    /// Iterative deepening from `start_depth` until a limit; the last completed
+    /// Iterative deepening until a limit (helper thread `helper` skips the depths
+    /// [`helper_skips`] names; the main thread, 0, none); the last completed
     /// iteration's move (or, if none completed, the best found so far, or the first
     /// legal move). Under `MultiPV` each iteration searches the best line, then the best
     /// line without the first moves of the lines found so far, and so on (as Stockfish
     /// does), and reports the lines best first; the first line's move is played.
-    fn iterate(&mut self, start_depth: i32, reporter: Reporter<'_>) -> SearchResult {
+    fn iterate(&mut self, helper: usize, reporter: Reporter<'_>) -> SearchResult {
         let root = self.root.clone();
         self.keys.push(key(&root));
         let max_depth = self.control.depth.map_or(MAX_PLY as i32 - 1, |d| (d as i32).clamp(1, MAX_PLY as i32 - 1));
@@ -414,7 +438,11 @@ impl<'a> Searcher<'a> {
         let mut completed: Option<SearchResult> = None;
         let mut previous = vec![0; lines];
         let mut time_manager = TimeManager::default();
-        for depth in start_depth.min(max_depth)..=max_depth {
+        let game_ply = 2 * (root.fullmoves().get() - 1) + u32::from(root.turn().is_black());
+        for depth in 1..=max_depth {
+            if depth < max_depth && helper_skips(helper, depth, game_ply) {
+                continue;
+            }
             // (score, principal variation) of each line found at this depth.
             let mut found: Vec<(i32, Vec<Move>)> = Vec::with_capacity(lines);
             let mut last_score = 0;
@@ -499,12 +527,12 @@ impl<'a> Searcher<'a> {
     /// One iteration, with an aspiration window around `previous` when enabled.
     fn aspiration(&mut self, root: &Chess, depth: i32, previous: i32) -> i32 {
         if !self.options.aspiration || depth < 4 || previous.abs() >= TB_WIN_BOUND {
-            return self.negamax(root, depth, -INFINITY, INFINITY, 0, false);
+            return self.negamax(root, depth, -INFINITY, INFINITY, 0, false, false);
         }
         let mut delta = 30;
         let (mut alpha, mut beta) = (previous - delta, previous + delta);
         loop {
-            let score = self.negamax(root, depth, alpha, beta, 0, false);
+            let score = self.negamax(root, depth, alpha, beta, 0, false, false);
             if self.aborted {
                 return score;
             }
@@ -590,6 +618,9 @@ impl<'a> Searcher<'a> {
         head[ply].extend_from_slice(&tail[0]);
     }
 
+    /// The node's value (fail-soft) for the window `(alpha, beta)`; `cut_node` says a
+    /// cutoff is expected (a null-window child entered by a reduced or zero-window search).
+    #[allow(clippy::too_many_arguments)]
     fn negamax(
         &mut self,
         position: &Chess,
@@ -598,6 +629,7 @@ impl<'a> Searcher<'a> {
         mut beta: i32,
         ply: usize,
         allow_null: bool,
+        cut_node: bool,
     ) -> i32 {
         if depth <= 0 || ply >= MAX_PLY - 1 {
             return self.quiescence(position, alpha, beta, ply);
@@ -730,7 +762,7 @@ impl<'a> Searcher<'a> {
             } else {
                 2 + depth / 4
             };
-            let score = -self.negamax(&null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+            let score = -self.negamax(&null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false, !cut_node);
             self.keys.pop();
             if self.aborted {
                 return 0;
@@ -782,7 +814,7 @@ impl<'a> Searcher<'a> {
         {
             let singular_beta = entry.score - SINGULAR_MARGIN * depth;
             self.singular_excluded[ply] = Some(tt_m);
-            let score = self.negamax(position, (depth - 1) / 2, singular_beta - 1, singular_beta, ply, false);
+            let score = self.negamax(position, (depth - 1) / 2, singular_beta - 1, singular_beta, ply, false, cut_node);
             self.singular_excluded[ply] = None;
             // The search without the move leaves its line behind: not this node's.
             self.pv[ply].clear();
@@ -880,12 +912,15 @@ impl<'a> Searcher<'a> {
                 if self.options.lmr_improving && !improving {
                     r += 1;
                 }
+                if self.options.lmr_cut_node && cut_node {
+                    r += 1;
+                }
                 r.clamp(0, new_depth - 1)
             } else {
                 0
             };
             let nodes_before = self.nodes;
-            let score = self.search_child(&child, new_depth, reduction, alpha, beta, ply, searched == 0);
+            let score = self.search_child(&child, new_depth, reduction, alpha, beta, ply, searched == 0, cut_node);
             self.keys.pop();
             if root {
                 self.count_root_nodes(m, self.nodes - nodes_before);
@@ -967,8 +1002,15 @@ impl<'a> Searcher<'a> {
             self.moved[ply] = Some(PieceTo::of(turn, &m));
             let mut score = -self.quiescence(&child, -probcut_beta, -probcut_beta + 1, ply + 1);
             if score >= probcut_beta && !self.aborted {
-                score =
-                    -self.negamax(&child, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, true);
+                score = -self.negamax(
+                    &child,
+                    depth - PROBCUT_REDUCTION,
+                    -probcut_beta,
+                    -probcut_beta + 1,
+                    ply + 1,
+                    true,
+                    false,
+                );
             }
             self.keys.pop();
             if self.aborted {
@@ -984,7 +1026,9 @@ impl<'a> Searcher<'a> {
     /// Searches the child of the node at `ply` (already entered): the first move with the
     /// full window; later moves reduced by `reduction` first (re-searched at full depth if
     /// they beat alpha), then with a null window under PVS (re-searched with the full
-    /// window if they land inside it).
+    /// window if they land inside it). A reduced search expects a cutoff in the child; the
+    /// first and the full-depth null-window children of a non-PV node are of the kind that
+    /// `cut_node` (this node's) is not, those of a PV node cut nodes after the first.
     #[allow(clippy::too_many_arguments)]
     fn search_child(
         &mut self,
@@ -995,22 +1039,24 @@ impl<'a> Searcher<'a> {
         beta: i32,
         ply: usize,
         first: bool,
+        cut_node: bool,
     ) -> i32 {
+        let pv_node = beta - alpha > 1;
         if first {
-            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true);
+            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true, !pv_node && !cut_node);
         }
         if reduction > 0 {
-            let score = -self.negamax(child, depth - reduction, -alpha - 1, -alpha, ply + 1, true);
+            let score = -self.negamax(child, depth - reduction, -alpha - 1, -alpha, ply + 1, true, true);
             if score <= alpha || self.aborted {
                 return score;
             }
         }
         if !self.options.pvs {
-            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true);
+            return -self.negamax(child, depth, -beta, -alpha, ply + 1, true, !pv_node && !cut_node);
         }
-        let probe = -self.negamax(child, depth, -alpha - 1, -alpha, ply + 1, true);
+        let probe = -self.negamax(child, depth, -alpha - 1, -alpha, ply + 1, true, !cut_node);
         if probe > alpha && probe < beta && !self.aborted {
-            -self.negamax(child, depth, -beta, -alpha, ply + 1, true)
+            -self.negamax(child, depth, -beta, -alpha, ply + 1, true, false)
         } else {
             probe
         }

@@ -179,6 +179,23 @@ fn a_helper_outplays_the_main_thread_only_deeper_and_no_worse() {
 }
 
 #[test]
+fn helpers_skip_depths_in_phases_and_the_main_thread_never() {
+    let searched = |helper, game_ply| (1..=12).filter(|&d| !helper_skips(helper, d, game_ply)).collect::<Vec<i32>>();
+    assert_eq!(searched(0, 7), (1..=12).collect::<Vec<_>>());
+    // the first helper takes every other depth, the other half at the next ply of the game
+    assert_eq!(searched(1, 0), [2, 4, 6, 8, 10, 12]);
+    assert_eq!(searched(1, 1), [1, 3, 5, 7, 9, 11]);
+    // the third helper goes by pairs of depths
+    assert_eq!(searched(3, 0), [1, 4, 5, 8, 9, 12]);
+    // the first twenty helpers together leave no depth out, and the pattern repeats after them
+    for game_ply in 0..4 {
+        for depth in 1..=40 {
+            assert!((1..=20).any(|h| !helper_skips(h, depth, game_ply)), "depth {depth} at ply {game_ply}");
+            assert_eq!(helper_skips(5, depth, game_ply), helper_skips(25, depth, game_ply));
+        }
+    }
+}
+#[test]
 fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
     let networks = networks();
     // Rook up, but every move reaches the hundredth half-move without mate.
@@ -208,6 +225,7 @@ fn pruning_and_reductions_keep_the_mate_in_two() {
         EvalOptions { see_ordering: true, ..base },
         EvalOptions { probcut: true, ..base },
         EvalOptions { lmr: true, lmr_captures: true, ..base },
+        EvalOptions { lmr: true, lmr_cut_node: true, ..base },
         EvalOptions { correction: true, histories: true, ..base },
         EvalOptions::DEFAULT,
         EvalOptions::FULL,
