@@ -198,6 +198,9 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRCutNode", false, "late move reductions one ply deeper at expected cut nodes", |e, on| {
         e.settings.eval.lmr_cut_node = on
     }),
+    check("PVTableCuts", true, "transposition-table cutoffs at PV nodes too", |e, on| {
+        e.settings.eval.pv_table_cuts = on
+    }),
     check("Correction", false, "pawn correction history", |e, on| e.settings.eval.correction = on),
     check("KeepHistories", true, "histories kept from one search to the next of a game", |e, on| {
         e.settings.eval.keep_histories = on

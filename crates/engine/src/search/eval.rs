@@ -151,6 +151,9 @@ pub struct EvalOptions {
     /// children that a reduced or zero-window search enters first, as Stockfish's
     /// `cutNode`).
     pub lmr_cut_node: bool,
+    /// Table cutoffs at PV nodes too (without: only at null-window nodes, so that the
+    /// principal variation is searched out rather than cut short by a table bound).
+    pub pv_table_cuts: bool,
     /// Captures that lose material by SEE ordered after the quiet moves (without: every
     /// capture before them, by MVV-LVA).
     pub see_ordering: bool,
@@ -197,6 +200,7 @@ impl EvalOptions {
         see_ordering: false,
         probcut: false,
         lmr_cut_node: false,
+        pv_table_cuts: false,
         lmr_captures: false,
         correction: false,
         time_management: false,
@@ -245,6 +249,7 @@ impl EvalOptions {
         see_ordering: true,
         probcut: true,
         lmr_cut_node: true,
+        pv_table_cuts: true,
         lmr_captures: true,
         correction: true,
         time_management: true,
@@ -666,7 +671,12 @@ impl<'a> Searcher<'a> {
         if self.options.tt
             && let Some(entry) = self.tt.probe(node_key, ply)
         {
-            if !root && excluded.is_none() && entry.depth >= depth && entry.cuts_off(alpha, beta) {
+            if !root
+                && (!pv_node || self.options.pv_table_cuts)
+                && excluded.is_none()
+                && entry.depth >= depth
+                && entry.cuts_off(alpha, beta)
+            {
                 return entry.score;
             }
             tt_move = unpack_move(position, entry.packed_move);
