@@ -16,12 +16,32 @@ import chess.engine
 def main() -> None:
     if len(sys.argv) < 4:
         sys.exit(__doc__)
-    engine, depth, step = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    engine = sys.argv[1]
+    try:
+        depth, step = int(sys.argv[2]), int(sys.argv[3])
+    except ValueError:
+        sys.exit(f"DEPTH and STEP must be integers, got {sys.argv[2]!r} and {sys.argv[3]!r}\n{__doc__}")
+    if depth < 1 or step < 1:
+        sys.exit(f"DEPTH and STEP must be at least 1, got {depth} and {step}")
     epd = sys.argv[4] if len(sys.argv) > 4 else "../shared/data/sts.epd"
-    boards = [chess.Board.from_epd(line)[0] for line in open(epd) if line.strip()][::step]
+    boards = []
+    try:
+        with open(epd) as lines:
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    try:
+                        boards.append(chess.Board.from_epd(line)[0])
+                    except ValueError as error:
+                        sys.exit(f"{epd}:{number}: not an EPD position: {error}")
+    except OSError as error:
+        sys.exit(f"cannot read {epd}: {error}")
+    boards = boards[::step]
     seconds, nodes = {}, {}
     for threads in (1, 2):
-        uci = chess.engine.SimpleEngine.popen_uci([engine, "uci"])
+        try:
+            uci = chess.engine.SimpleEngine.popen_uci([engine, "uci"])
+        except OSError as error:
+            sys.exit(f"cannot start the engine {engine!r}: {error}")
         uci.configure({"Threads": threads, "Hash": 16})
         seconds[threads], nodes[threads] = 0.0, 0
         for board in boards:

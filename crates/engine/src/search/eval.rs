@@ -200,7 +200,8 @@ impl EvalOptions {
         see_ordering: false,
         probcut: false,
         lmr_cut_node: false,
-        pv_table_cuts: false,
+        // the table as it always cut (restricting it at PV nodes is the technique)
+        pv_table_cuts: true,
         lmr_captures: false,
         correction: false,
         time_management: false,

@@ -195,6 +195,7 @@ fn helpers_skip_depths_in_phases_and_the_main_thread_never() {
         }
     }
 }
+
 #[test]
 fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
     let networks = networks();
