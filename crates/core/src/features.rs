@@ -169,6 +169,41 @@ pub fn perspective_feature(feature: u16, view: Color) -> u16 {
     }
 }
 
+/// Calls `emit(f, true)` for every index in `new` but not in `old` and `emit(f, false)`
+/// for every index in `old` but not in `new`; both lists are sorted (as
+/// [`SparseFeatures::as_slice`] is), so one merge pass finds them: the rows an incremental
+/// first layer adds and removes between two positions.
+///
+/// ```
+/// let mut changes = Vec::new();
+/// deepchess_core::features::diff(&[1, 5, 9], &[1, 6, 9, 12], |f, added| changes.push((f, added)));
+/// assert_eq!(changes, [(5, false), (6, true), (12, true)]);
+/// ```
+pub fn diff(old: &[u16], new: &[u16], mut emit: impl FnMut(u16, bool)) {
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (old.get(i), new.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(&x), Some(y)) if x < *y => {
+                emit(x, false);
+                i += 1;
+            }
+            (Some(&x), None) => {
+                emit(x, false);
+                i += 1;
+            }
+            (_, Some(&y)) => {
+                emit(y, true);
+                j += 1;
+            }
+            (None, None) => return,
+        }
+    }
+}
+
 /// Castling rights in feature order.
 pub const CASTLING_ORDER: [(Color, CastlingSide); 4] = [
     (Color::White, CastlingSide::KingSide),

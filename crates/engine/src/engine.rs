@@ -370,7 +370,7 @@ mod tests {
     fn clear_hash_empties_the_tables_in_place_and_the_tree() {
         let mut engine = engine();
         engine.set_option("Hash", "1").unwrap();
-        go(&mut engine, &Game::default(), &Limits::depth(5));
+        go(&mut engine, &Game::default(), &Limits::depth(7));
         let hashfull = engine.tt.hashfull();
         assert!(hashfull > 10, "{hashfull}");
         engine.set_option("Search", "mcts").unwrap();

@@ -198,6 +198,9 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRCutNode", false, "late move reductions one ply deeper at expected cut nodes", |e, on| {
         e.settings.eval.lmr_cut_node = on
     }),
+    check("StagedTTMove", true, "the table move searched before the other moves are scored", |e, on| {
+        e.settings.eval.staged_tt_move = on
+    }),
     check("PVTableCuts", true, "transposition-table cutoffs at PV nodes too", |e, on| {
         e.settings.eval.pv_table_cuts = on
     }),

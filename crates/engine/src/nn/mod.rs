@@ -14,7 +14,7 @@ use std::path::Path;
 use deepchess_core::{Model, ModelError, ModelKind};
 
 pub use comparator::{Code, Comparator};
-pub use movepred::MovePredictor;
+pub use movepred::{MovePredictor, PredictorAccumulator};
 pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
 pub use value::{Accumulator, ValueNet};

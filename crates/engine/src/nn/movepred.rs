@@ -1,42 +1,126 @@
 //! The move predictors: P(piece type) and, per piece type, P(destination square).
+//!
+//! The first layer of every predictor is linear in the sparse 773-feature encoding, so
+//! its pre-activations (all seven predictors side by side, a [`PredictorAccumulator`])
+//! are updated from a parent position's by the few rows a move changes, as the
+//! evaluation net's accumulators are; the hidden layers run from there on demand.
 
 use deepchess_core::arch::MOVEPRED_SQUARE_STACKS;
+use deepchess_core::features::{MAX_ACTIVE, diff};
 use deepchess_core::{Model, SparseFeatures};
 
+use super::kernels::update_rows;
 use super::{NetworkError, Scratch, Stack, softmax};
 
 /// Piece-type predictor and six destination-square predictors (P N B R Q K).
 #[derive(Clone, Debug)]
 pub struct MovePredictor {
-    piece: Stack,
-    squares: Vec<Stack>,
+    /// The piece-type stack, then the six square stacks.
+    stacks: Vec<Stack>,
+    /// Where each stack's first-layer outputs start in an accumulator (and, last, its width).
+    offsets: Vec<usize>,
+}
+
+/// The first-layer pre-activations of all seven predictors for one position, with the
+/// features they were computed from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictorAccumulator {
+    values: Vec<f32>,
+    features: SparseFeatures,
+}
+
+impl PredictorAccumulator {
+    /// The features this accumulator holds.
+    pub fn features(&self) -> &SparseFeatures {
+        &self.features
+    }
 }
 
 impl MovePredictor {
     /// Reads stacks `piece` and `square.*` of `model`.
     pub fn from_model(model: &Model) -> Result<MovePredictor, NetworkError> {
-        Ok(MovePredictor {
-            piece: Stack::from_model(model, "piece")?,
-            squares: MOVEPRED_SQUARE_STACKS
-                .iter()
-                .map(|name| Stack::from_model(model, name))
-                .collect::<Result<_, _>>()?,
-        })
+        let stacks: Vec<Stack> = std::iter::once("piece")
+            .chain(MOVEPRED_SQUARE_STACKS)
+            .map(|name| Stack::from_model(model, name))
+            .collect::<Result<_, _>>()?;
+        let offsets = std::iter::once(0)
+            .chain(stacks.iter().scan(0, |end, stack| {
+                *end += stack.first_width();
+                Some(*end)
+            }))
+            .collect();
+        Ok(MovePredictor { stacks, offsets })
+    }
+
+    /// The accumulator of `features`, computed from scratch.
+    pub fn accumulator(&self, features: &SparseFeatures) -> PredictorAccumulator {
+        let mut values = Vec::with_capacity(self.offsets[self.stacks.len()]);
+        for stack in &self.stacks {
+            values.extend_from_slice(&stack.layers[0].bias);
+        }
+        self.apply(&mut values, features.as_slice(), &[]);
+        PredictorAccumulator { values, features: *features }
+    }
+
+    /// Makes `child` the accumulator of `features` by updating `parent`'s with the
+    /// features that differ (from scratch when more differ than a position holds).
+    pub fn update(&self, parent: &PredictorAccumulator, features: &SparseFeatures, child: &mut PredictorAccumulator) {
+        let mut added = [0u16; MAX_ACTIVE];
+        let mut removed = [0u16; MAX_ACTIVE];
+        let (mut n_added, mut n_removed) = (0, 0);
+        let mut overflow = false;
+        diff(parent.features.as_slice(), features.as_slice(), |f, add| {
+            let (list, n) = if add { (&mut added, &mut n_added) } else { (&mut removed, &mut n_removed) };
+            match list.get_mut(*n) {
+                Some(slot) => *slot = f,
+                None => overflow = true,
+            }
+            *n += 1;
+        });
+        if overflow || n_added + n_removed >= features.len() {
+            *child = self.accumulator(features);
+            return;
+        }
+        child.values.clear();
+        child.values.extend_from_slice(&parent.values);
+        self.apply(&mut child.values, &added[..n_added], &removed[..n_removed]);
+        child.features = *features;
+    }
+
+    /// Adds the first-layer rows of `add` to every stack's part of `values` and
+    /// subtracts those of `remove`.
+    fn apply(&self, values: &mut [f32], add: &[u16], remove: &[u16]) {
+        for (i, stack) in self.stacks.iter().enumerate() {
+            update_rows(&mut values[self.offsets[i]..self.offsets[i + 1]], &stack.layers[0].weight, add, remove);
+        }
+    }
+
+    /// The outputs of stack `index` run from its part of `accumulator`, as probabilities.
+    fn probabilities<const N: usize>(
+        &self,
+        index: usize,
+        accumulator: &PredictorAccumulator,
+        scratch: &mut Scratch,
+    ) -> [f32; N] {
+        let first = &accumulator.values[self.offsets[index]..self.offsets[index + 1]];
+        let mut p = [0.0; N];
+        p.copy_from_slice(self.stacks[index].from_first(first, scratch));
+        softmax(&mut p);
+        p
     }
 
     /// P(piece type) for P N B R Q K.
-    pub fn piece_probabilities(&self, features: &SparseFeatures, scratch: &mut Scratch) -> [f32; 6] {
-        let mut p = [0.0; 6];
-        p.copy_from_slice(self.piece.forward_sparse(features.as_slice(), scratch));
-        softmax(&mut p);
-        p
+    pub fn piece_probabilities(&self, accumulator: &PredictorAccumulator, scratch: &mut Scratch) -> [f32; 6] {
+        self.probabilities(0, accumulator, scratch)
     }
 
     /// P(destination square | piece type `piece` 0..6) for squares a1..h8.
-    pub fn square_probabilities(&self, piece: usize, features: &SparseFeatures, scratch: &mut Scratch) -> [f32; 64] {
-        let mut p = [0.0; 64];
-        p.copy_from_slice(self.squares[piece].forward_sparse(features.as_slice(), scratch));
-        softmax(&mut p);
-        p
+    pub fn square_probabilities(
+        &self,
+        piece: usize,
+        accumulator: &PredictorAccumulator,
+        scratch: &mut Scratch,
+    ) -> [f32; 64] {
+        self.probabilities(1 + piece, accumulator, scratch)
     }
 }

@@ -116,13 +116,13 @@ fn move_predictor_matches_naive_implementation() {
     let predictor = MovePredictor::from_model(&model).unwrap();
     let mut scratch = Scratch::default();
     for pos in random_game(2, 30).iter().step_by(6) {
-        let features = SparseFeatures::from_position(pos);
+        let accumulator = predictor.accumulator(&SparseFeatures::from_position(pos));
         let mut expected = naive(&model, "piece", &dense(pos));
         softmax(&mut expected);
-        close(&predictor.piece_probabilities(&features, &mut scratch), &expected, 1e-5);
+        close(&predictor.piece_probabilities(&accumulator, &mut scratch), &expected, 1e-5);
         let mut expected = naive(&model, "square.knight", &dense(pos));
         softmax(&mut expected);
-        close(&predictor.square_probabilities(1, &features, &mut scratch), &expected, 1e-5);
+        close(&predictor.square_probabilities(1, &accumulator, &mut scratch), &expected, 1e-5);
         assert!((expected.iter().sum::<f32>() - 1.0).abs() < 1e-5);
     }
 }
@@ -238,6 +238,35 @@ fn incremental_value_equals_from_scratch_along_random_games() {
             let stm_cp = value.centipawns(&acc);
             assert_eq!(white_cp, if pos.turn() == shakmaty::Color::White { stm_cp } else { -stm_cp });
         }
+    }
+}
+
+#[test]
+fn incremental_move_predictions_equal_from_scratch_along_random_games() {
+    let model = random_model(ModelKind::Movepred, 5);
+    let predictor = MovePredictor::from_model(&model).unwrap();
+    let mut scratch = Scratch::default();
+    for seed in [4, 7] {
+        let positions = random_game(seed, 300);
+        let mut acc = predictor.accumulator(&SparseFeatures::from_position(&positions[0]));
+        let mut next = acc.clone();
+        for pos in &positions[1..] {
+            let features = SparseFeatures::from_position(pos);
+            predictor.update(&acc, &features, &mut next);
+            std::mem::swap(&mut acc, &mut next);
+            assert_eq!(acc.features(), &features);
+            let fresh = predictor.accumulator(&features);
+            let probabilities = |a: &PredictorAccumulator, scratch: &mut Scratch| {
+                let mut all = predictor.piece_probabilities(a, scratch).to_vec();
+                (0..6).for_each(|piece| all.extend(predictor.square_probabilities(piece, a, scratch)));
+                all
+            };
+            close(&probabilities(&acc, &mut scratch), &probabilities(&fresh, &mut scratch), 1e-5);
+        }
+        // A jump to an unrelated position (more features differ than it holds) recomputes.
+        let start = SparseFeatures::from_position(&Chess::default());
+        predictor.update(&acc, &start, &mut next);
+        assert_eq!(next, predictor.accumulator(&start));
     }
 }
 

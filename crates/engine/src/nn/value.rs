@@ -18,7 +18,7 @@
 use deepchess_core::arch::{
     VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT,
 };
-use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, perspective_feature};
+use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, diff, perspective_feature};
 use deepchess_core::{Model, SparseFeatures};
 use shakmaty::Color;
 
@@ -211,33 +211,6 @@ fn black_to_move(features: &SparseFeatures) -> bool {
 fn pieces(features: &SparseFeatures) -> &[u16] {
     let all = features.as_slice();
     &all[..all.partition_point(|&f| usize::from(f) < PERSPECTIVE_FEATURES)]
-}
-
-/// Calls `emit(f, true)` for every index in `new` but not `old` and `emit(f, false)` for
-/// every index in `old` but not `new`; both are sorted, so one merge pass finds them.
-fn diff(old: &[u16], new: &[u16], mut emit: impl FnMut(u16, bool)) {
-    let (mut i, mut j) = (0, 0);
-    loop {
-        match (old.get(i), new.get(j)) {
-            (Some(x), Some(y)) if x == y => {
-                i += 1;
-                j += 1;
-            }
-            (Some(&x), Some(y)) if x < *y => {
-                emit(x, false);
-                i += 1;
-            }
-            (Some(&x), None) => {
-                emit(x, false);
-                i += 1;
-            }
-            (_, Some(&y)) => {
-                emit(y, true);
-                j += 1;
-            }
-            (None, None) => return,
-        }
-    }
 }
 
 /// Integer kernels, each written once as a plain loop and compiled for AVX-512, AVX2 and

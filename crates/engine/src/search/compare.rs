@@ -472,7 +472,7 @@ impl Searcher<'_> {
             return moves;
         }
         let mut prediction = self.options.ordering.then(|| {
-            Prediction::new(&self.networks.movepred, SparseFeatures::from_position(position), &mut self.scratch)
+            Prediction::new(&self.networks.movepred, &SparseFeatures::from_position(position), &mut self.scratch)
         });
         let mut keyed: Vec<(f32, Move)> = moves
             .into_iter()

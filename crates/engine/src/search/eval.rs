@@ -9,6 +9,7 @@
 //! distance pruning is always on (it never changes a value). The defaults are chosen by
 //! SPRT (docs/engine.md).
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use deepchess_core::SparseFeatures;
@@ -20,7 +21,7 @@ use super::see::{loses_material, piece_value, see};
 use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult, TB_WIN, TB_WIN_BOUND};
-use crate::nn::{Accumulator, Networks, Scratch};
+use crate::nn::{Accumulator, Networks, PredictorAccumulator, Scratch};
 use crate::position_history::{Game, KeyStack, key};
 use crate::tablebase::{Outcome, SearchProbe};
 
@@ -151,6 +152,10 @@ pub struct EvalOptions {
     /// children that a reduced or zero-window search enters first, as Stockfish's
     /// `cutNode`).
     pub lmr_cut_node: bool,
+    /// The table move searched before the other moves are scored (without: every move is
+    /// scored first, the table move ahead of them all); most nodes with a table move cut
+    /// off on it and then never run the predictors and histories.
+    pub staged_tt_move: bool,
     /// Table cutoffs at PV nodes too (without: only at null-window nodes, so that the
     /// principal variation is searched out rather than cut short by a table bound).
     pub pv_table_cuts: bool,
@@ -200,6 +205,7 @@ impl EvalOptions {
         see_ordering: false,
         probcut: false,
         lmr_cut_node: false,
+        staged_tt_move: false,
         // the table as it always cut (restricting it at PV nodes is the technique)
         pv_table_cuts: true,
         lmr_captures: false,
@@ -250,6 +256,7 @@ impl EvalOptions {
         see_ordering: true,
         probcut: true,
         lmr_cut_node: true,
+        staged_tt_move: true,
         pv_table_cuts: true,
         lmr_captures: true,
         correction: true,
@@ -362,6 +369,9 @@ struct Searcher<'a> {
     tablebases: Option<SearchProbe<'a>>,
     keys: KeyStack,
     accumulators: Vec<Accumulator>,
+    /// The move predictors' first layers at each ply, brought up to date lazily (only
+    /// nodes that order by the predictors need them).
+    predictor_accumulators: Vec<PredictorAccumulator>,
     scratch: Scratch,
     killers: Vec<[Option<Move>; 2]>,
     histories: &'a mut Histories,
@@ -399,7 +409,9 @@ impl<'a> Searcher<'a> {
         search_moves: &'a [Move],
     ) -> Searcher<'a> {
         let root = game.position().clone();
-        let accumulator = networks.value.accumulator(&SparseFeatures::from_position(&root));
+        let features = SparseFeatures::from_position(&root);
+        let accumulator = networks.value.accumulator(&features);
+        let predictor_accumulator = networks.movepred.accumulator(&features);
         Searcher {
             networks,
             options,
@@ -410,6 +422,7 @@ impl<'a> Searcher<'a> {
             tablebases: None,
             keys: KeyStack::new(game),
             accumulators: vec![accumulator; MAX_PLY + 1],
+            predictor_accumulators: vec![predictor_accumulator; MAX_PLY + 1],
             scratch: Scratch::default(),
             killers: vec![[None; 2]; MAX_PLY + 1],
             histories,
@@ -841,8 +854,14 @@ impl<'a> Searcher<'a> {
             }
         }
         let previous = self.previous_moves(ply);
+        // The table move goes first; staged, before the others are scored.
         let mut ordered = std::mem::take(&mut self.ordered[ply]);
-        self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
+        ordered.clear();
+        ordered.extend(tt_move.map(|m| (f32::INFINITY, m)).into_iter());
+        let mut deferred = tt_move.is_some() && self.options.staged_tt_move;
+        if !deferred {
+            self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
+        }
         let original_alpha = alpha;
         let mut best = tb_floor;
         let mut best_move = None;
@@ -857,7 +876,16 @@ impl<'a> Searcher<'a> {
             && depth <= FUTILITY_DEPTH
             && eval + FUTILITY_MARGIN * depth <= alpha;
         let turn = position.turn();
-        while let Some(m) = ordered.next_best() {
+        loop {
+            let m = match ordered.next_best() {
+                Some(m) => m,
+                None if deferred => {
+                    deferred = false;
+                    self.order(position, &moves, tt_move, ply, depth, previous, &mut ordered);
+                    continue;
+                }
+                None => break,
+            };
             if (root && self.skipped_at_root(&m)) || Some(m) == excluded {
                 continue;
             }
@@ -1167,8 +1195,8 @@ impl<'a> Searcher<'a> {
         best
     }
 
-    /// Moves in search order: the transposition-table move, captures and promotions by
-    /// MVV-LVA (unless `predictor_depth` is 1; with histories, capture history breaks the
+    /// The moves other than `skip` (the table move, searched before any move is scored)
+    /// in search order: captures and promotions by MVV-LVA (unless `predictor_depth` is 1; with histories, capture history breaks the
     /// ties), then (with killers) the killer moves, then (with histories) the counter move,
     /// then by the move predictors' joint probability (at nodes of at least
     /// `predictor_depth`) plus history (butterfly, with histories also continuation); a
@@ -1179,28 +1207,30 @@ impl<'a> Searcher<'a> {
         &mut self,
         position: &Chess,
         moves: &MoveList,
-        tt_move: Option<Move>,
+        skip: Option<Move>,
         ply: usize,
         depth: i32,
         previous: PreviousMoves,
         ordered: &mut OrderedMoves,
     ) {
-        ordered.clear();
-        if !self.options.ordering && !self.options.killers && !self.options.histories && tt_move.is_none() {
-            ordered.extend(moves.iter().map(|&m| (0.0, m)));
+        let moves = moves.iter().filter(|&&m| Some(m) != skip);
+        if !self.options.ordering && !self.options.killers && !self.options.histories {
+            ordered.extend(moves.map(|&m| (0.0, m)));
             return;
         }
         let turn = position.turn();
         let predict = self.options.ordering && depth >= self.options.predictor_depth;
-        let mut prediction = predict
-            .then(|| Prediction::new(&self.networks.movepred, *self.accumulators[ply].features(), &mut self.scratch));
+        if predict {
+            self.refresh_predictions(ply);
+        }
+        let mut prediction = predict.then(|| {
+            let accumulator = Cow::Borrowed(&self.predictor_accumulators[ply]);
+            Prediction::with_accumulator(&self.networks.movepred, accumulator, &mut self.scratch)
+        });
         let counter = if self.options.histories { self.histories.counter(previous) } else { None };
         let history_scale = 1.0 / HISTORY_MAX as f32;
-        ordered.extend(moves.iter().map(|&m| {
+        ordered.extend(moves.map(|&m| {
             let mut k = 0.0;
-            if Some(m) == tt_move {
-                k += 1e9;
-            }
             if let Some(p) = prediction.as_mut() {
                 k += p.joint(position, &m, &mut self.scratch);
             }
@@ -1226,6 +1256,24 @@ impl<'a> Searcher<'a> {
             }
             (k, m)
         }));
+    }
+
+    /// Brings the predictors' accumulator at `ply` to the node's position: from the nearest
+    /// ply above whose accumulator still holds its position on the current path (computed
+    /// from scratch at the root when none does), one move's update per ply down to `ply`.
+    fn refresh_predictions(&mut self, ply: usize) {
+        let held = |p: usize| self.predictor_accumulators[p].features() == self.accumulators[p].features();
+        let valid = match (0..=ply).rev().find(|&p| held(p)) {
+            Some(p) => p,
+            None => {
+                self.predictor_accumulators[0] = self.networks.movepred.accumulator(self.accumulators[0].features());
+                0
+            }
+        };
+        for p in valid + 1..=ply {
+            let (parents, children) = self.predictor_accumulators.split_at_mut(p);
+            self.networks.movepred.update(&parents[p - 1], self.accumulators[p].features(), &mut children[0]);
+        }
     }
 
     fn count_root_nodes(&mut self, m: Move, nodes: u64) {

@@ -1,12 +1,14 @@
 //! Move probabilities from the move predictors, for move ordering, the policy players,
 //! MCTS priors and predictor rollouts.
 
+use std::borrow::Cow;
+
 use deepchess_core::SparseFeatures;
 use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
 use shakmaty::{Chess, Move, Position, Role};
 
-use crate::nn::{MovePredictor, Scratch};
+use crate::nn::{MovePredictor, PredictorAccumulator, Scratch};
 
 /// Factor applied to the joint probability of an under-promotion: the predictors label
 /// every promotion alike (pawn to square), and a queen is almost always the right piece.
@@ -16,7 +18,7 @@ pub const UNDERPROMOTION_FACTOR: f32 = 0.01;
 /// piece type.
 pub struct Prediction<'a> {
     predictor: &'a MovePredictor,
-    features: SparseFeatures,
+    accumulator: Cow<'a, PredictorAccumulator>,
     /// P(piece type), P N B R Q K.
     pub piece: [f32; 6],
     squares: [Option<[f32; 64]>; 6],
@@ -24,15 +26,25 @@ pub struct Prediction<'a> {
 
 impl<'a> Prediction<'a> {
     /// Runs the piece-type predictor on a position.
-    pub fn new(predictor: &'a MovePredictor, features: SparseFeatures, scratch: &mut Scratch) -> Prediction<'a> {
-        let piece = predictor.piece_probabilities(&features, scratch);
-        Prediction { predictor, features, piece, squares: [None; 6] }
+    pub fn new(predictor: &'a MovePredictor, features: &SparseFeatures, scratch: &mut Scratch) -> Prediction<'a> {
+        Prediction::with_accumulator(predictor, Cow::Owned(predictor.accumulator(features)), scratch)
+    }
+
+    /// Runs the piece-type predictor from the first-layer pre-activations of a position
+    /// (kept up to date along a search path).
+    pub fn with_accumulator(
+        predictor: &'a MovePredictor,
+        accumulator: Cow<'a, PredictorAccumulator>,
+        scratch: &mut Scratch,
+    ) -> Prediction<'a> {
+        let piece = predictor.piece_probabilities(&accumulator, scratch);
+        Prediction { predictor, accumulator, piece, squares: [None; 6] }
     }
 
     /// P(destination | piece type).
     pub fn squares(&mut self, piece: usize, scratch: &mut Scratch) -> &[f32; 64] {
-        let (predictor, features) = (self.predictor, &self.features);
-        self.squares[piece].get_or_insert_with(|| predictor.square_probabilities(piece, features, scratch))
+        let (predictor, accumulator) = (self.predictor, &self.accumulator);
+        self.squares[piece].get_or_insert_with(|| predictor.square_probabilities(piece, accumulator, scratch))
     }
 
     /// The joint probability P(piece)·P(square | piece) of a legal move of `position`.
@@ -54,7 +66,7 @@ pub fn move_probabilities(
     moves: &[Move],
     scratch: &mut Scratch,
 ) -> Vec<f32> {
-    let mut prediction = Prediction::new(predictor, SparseFeatures::from_position(position), scratch);
+    let mut prediction = Prediction::new(predictor, &SparseFeatures::from_position(position), scratch);
     moves.iter().map(|m| prediction.joint(position, m, scratch)).collect()
 }
 

@@ -38,7 +38,7 @@ pub fn choose(networks: &Networks, position: &Chess, mode: PolicyMode, search_mo
         .filter(|m| search_moves.is_empty() || search_moves.contains(m))
         .collect();
     let candidates = if candidates.is_empty() { position.legal_moves().to_vec() } else { candidates };
-    let mut prediction = Prediction::new(&networks.movepred, SparseFeatures::from_position(position), &mut scratch);
+    let mut prediction = Prediction::new(&networks.movepred, &SparseFeatures::from_position(position), &mut scratch);
     let probabilities: Vec<f32> = match mode {
         PolicyMode::Joint => candidates.iter().map(|m| prediction.joint(position, m, &mut scratch)).collect(),
         PolicyMode::Greedy => {
@@ -95,7 +95,7 @@ mod tests {
         let position = Chess::default();
         let mut scratch = Scratch::default();
         let mut prediction =
-            Prediction::new(&networks.movepred, SparseFeatures::from_position(&position), &mut scratch);
+            Prediction::new(&networks.movepred, &SparseFeatures::from_position(&position), &mut scratch);
         let result = choose(&networks, &position, PolicyMode::Greedy, &[]);
         // Only pawns and knights can move in the start position.
         let piece = if prediction.piece[0] >= prediction.piece[1] { Role::Pawn } else { Role::Knight };
