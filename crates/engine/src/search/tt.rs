@@ -206,7 +206,8 @@ pub fn pack_move(m: &Move) -> u16 {
     (from | (m.to() as u16) << 6 | promotion << 12) | 0x8000
 }
 
-/// The legal move of `position` that `packed` stands for.
+/// The legal move of `position` that `packed` stands for (none when the entry's move is
+/// not legal here: a key collision).
 pub fn unpack_move(position: &Chess, packed: u16) -> Option<Move> {
     if packed == 0 {
         return None;
@@ -257,10 +258,31 @@ mod tests {
     }
 
     #[test]
-    fn moves_round_trip() {
-        let position = Chess::default();
-        for m in position.legal_moves() {
-            assert_eq!(unpack_move(&position, pack_move(&m)), Some(m));
+    fn moves_round_trip_and_illegal_ones_unpack_to_none() {
+        use shakmaty::CastlingMode;
+        use shakmaty::fen::Fen;
+        // Castling both ways, en passant, promotions and under-promotions with and
+        // without capture, a pinned piece, plain moves.
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "1n2k3/P1P5/8/8/8/8/8/4K3 w - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "4k3/8/8/8/8/8/4r3/4K2R w K - 0 1",
+        ];
+        for fen in fens {
+            let position: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+            let legal = position.legal_moves();
+            for m in &legal {
+                assert_eq!(unpack_move(&position, pack_move(m)), Some(*m), "{fen}");
+            }
+            // Every other from/to/promotion (none or a role) pattern is refused.
+            for packed in 0x8000..0xf000 {
+                if let Some(m) = unpack_move(&position, packed) {
+                    assert!(legal.contains(&m) && pack_move(&m) == packed, "{fen}: {packed:#x}");
+                }
+            }
         }
     }
 }
