@@ -1196,10 +1196,10 @@ impl<'a> Searcher<'a> {
     }
 
     /// The moves other than `skip` (the table move, searched before any move is scored)
-    /// in search order: captures and promotions by MVV-LVA (unless `predictor_depth` is 1; with histories, capture history breaks the
-    /// ties), then (with killers) the killer moves, then (with histories) the counter move,
-    /// then by the move predictors' joint probability (at nodes of at least
-    /// `predictor_depth`) plus history (butterfly, with histories also continuation); a
+    /// in search order: captures and promotions by MVV-LVA (unless `predictor_depth` is 1;
+    /// with histories, capture history breaks the ties), then (with killers) the killer
+    /// moves, then (with histories) the counter move, then by the move predictors' joint
+    /// probability (at nodes of at least `predictor_depth`) plus history (butterfly, with histories also continuation); a
     /// stable order keeps the move generator's order among equals. The moves are picked
     /// lazily ([`OrderedMoves::next_best`]): most nodes cut off after one or two.
     #[allow(clippy::too_many_arguments)]
