@@ -274,17 +274,23 @@ fn incremental_move_predictions_equal_from_scratch_along_random_games() {
 fn kernels_agree_with_the_portable_fallback() {
     use super::value::kernels;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-    let weight: Vec<i16> = (0..768 * 64).map(|_| rng.random_range(-300..300)).collect();
-    let acc: Vec<i16> = (0..64).map(|_| rng.random_range(-400..600)).collect();
-    let out: Vec<i16> = (0..64).map(|_| rng.random_range(-127..=127)).collect();
-    assert_eq!(kernels::screlu_dot(&acc, &out), kernels::screlu_dot_generic(&acc, &out));
-    let by_hand: i64 = acc.iter().zip(&out).map(|(&a, &w)| i64::from(a.clamp(0, 255)).pow(2) * i64::from(w)).sum();
-    assert_eq!(kernels::screlu_dot_generic(&acc, &out), by_hand);
-    let (mut a, mut b) = (acc.clone(), acc.clone());
-    kernels::update(&mut a, &weight, &[3, 700], &[12]);
-    kernels::update_generic(&mut b, &weight, &[3, 700], &[12]);
-    assert_eq!(a, b);
-    assert_eq!(a[5], acc[5] + weight[3 * 64 + 5] + weight[700 * 64 + 5] - weight[12 * 64 + 5]);
+    // 48 leaves a 16-wide tail after the 32-wide steps of the dot product; 272 a tail
+    // after the 128-wide blocks of the update.
+    for width in [48, 64, 272] {
+        let weight: Vec<i16> = (0..768 * width).map(|_| rng.random_range(-300..300)).collect();
+        let acc: Vec<i16> = (0..width).map(|_| rng.random_range(-400..600)).collect();
+        let out: Vec<i16> = (0..width).map(|_| rng.random_range(-127..=127)).collect();
+        assert_eq!(kernels::screlu_dot(&acc, &out), kernels::screlu_dot_generic(&acc, &out));
+        let by_hand: i64 = acc.iter().zip(&out).map(|(&a, &w)| i64::from(a.clamp(0, 255)).pow(2) * i64::from(w)).sum();
+        assert_eq!(kernels::screlu_dot_generic(&acc, &out), by_hand, "width {width}");
+        let (mut a, mut b) = (vec![0; width], vec![0; width]);
+        kernels::update(&mut a, &acc, &weight, &[3, 700], &[12]);
+        kernels::update_generic(&mut b, &acc, &weight, &[3, 700], &[12]);
+        assert_eq!(a, b);
+        for i in [0, 5, width - 1] {
+            assert_eq!(a[i], acc[i] + weight[3 * width + i] + weight[700 * width + i] - weight[12 * width + i]);
+        }
+    }
 }
 
 /// Every tensor of `model` by name.

@@ -123,9 +123,7 @@ impl ValueNet {
 
     /// An accumulator computed from scratch.
     pub fn accumulator(&self, features: &SparseFeatures) -> Accumulator {
-        let mut values = Vec::with_capacity(2 * self.width);
-        values.extend_from_slice(&self.ft_bias);
-        values.extend_from_slice(&self.ft_bias);
+        let mut values = vec![0; 2 * self.width];
         let mut rows = [[0u16; MAX_ACTIVE]; 2];
         let mut n = 0;
         for &f in pieces(features) {
@@ -134,8 +132,8 @@ impl ValueNet {
             n += 1;
         }
         let (white, black) = values.split_at_mut(self.width);
-        kernels::update(white, &self.ft_weight, &rows[0][..n], &[]);
-        kernels::update(black, &self.ft_weight, &rows[1][..n], &[]);
+        kernels::update(white, &self.ft_bias, &self.ft_weight, &rows[0][..n], &[]);
+        kernels::update(black, &self.ft_bias, &self.ft_weight, &rows[1][..n], &[]);
         Accumulator { values, features: *features }
     }
 
@@ -151,11 +149,11 @@ impl ValueNet {
             list[1][*n] = perspective_feature(f, Color::Black);
             *n += 1;
         });
-        child.values.clear();
-        child.values.extend_from_slice(&parent.values);
+        child.values.resize(2 * self.width, 0);
         let (white, black) = child.values.split_at_mut(self.width);
-        kernels::update(white, &self.ft_weight, &added[0][..n_added], &removed[0][..n_removed]);
-        kernels::update(black, &self.ft_weight, &added[1][..n_added], &removed[1][..n_removed]);
+        let (parent_white, parent_black) = parent.values.split_at(self.width);
+        kernels::update(white, parent_white, &self.ft_weight, &added[0][..n_added], &removed[0][..n_removed]);
+        kernels::update(black, parent_black, &self.ft_weight, &added[1][..n_added], &removed[1][..n_removed]);
         child.features = *features;
     }
 
@@ -223,21 +221,22 @@ pub mod kernels {
     /// cannot overflow it).
     const LANES: usize = 16;
 
-    /// `acc += W[a, :]` for every `a` in `add` and `acc -= W[r, :]` for every `r` in `remove`.
+    /// `out = base + Σ W[a, :] − Σ W[r, :]` over `a` in `add` and `r` in `remove`, in one
+    /// pass (a child's accumulator from its parent's, or one from the biases).
     #[inline]
-    pub fn update(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+    pub fn update(out: &mut [i16], base: &[i16], weight: &[i16], add: &[u16], remove: &[u16]) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512bw") {
                 // SAFETY: the CPU supports AVX-512BW (checked just above).
-                return unsafe { update_avx512(acc, weight, add, remove) };
+                return unsafe { update_avx512(out, base, weight, add, remove) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU supports AVX2 (checked just above).
-                return unsafe { update_avx2(acc, weight, add, remove) };
+                return unsafe { update_avx2(out, base, weight, add, remove) };
             }
         }
-        update_generic(acc, weight, add, remove)
+        update_generic(out, base, weight, add, remove)
     }
 
     /// `Σ clamp(acc[i], 0, 255)² · w[i]`: the SCReLU half of the output layer.
@@ -257,45 +256,83 @@ pub mod kernels {
         screlu_dot_generic(acc, weight)
     }
 
-    /// The portable kernel of [`update`].
+    /// The portable kernel of [`update`] (the width is a multiple of 16): blocks of the
+    /// output stay in registers while the rows stream by.
     #[inline(always)]
-    pub fn update_generic(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
-        let width = acc.len();
-        for &a in add {
-            let row = &weight[usize::from(a) * width..][..width];
-            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_add(*w));
+    pub fn update_generic(out: &mut [i16], base: &[i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        debug_assert!(out.len().is_multiple_of(LANES) && out.len() == base.len());
+        let mut start = 0;
+        while start + 8 * LANES <= out.len() {
+            update_block::<{ 8 * LANES }>(out, base, weight, add, remove, start);
+            start += 8 * LANES;
         }
-        for &r in remove {
-            let row = &weight[usize::from(r) * width..][..width];
-            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_sub(*w));
+        while start < out.len() {
+            update_block::<LANES>(out, base, weight, add, remove, start);
+            start += LANES;
         }
     }
 
-    /// The portable kernel of [`screlu_dot`] (the width is a multiple of 16).
+    /// Outputs `start..start + B` of [`update_generic`].
+    #[inline(always)]
+    fn update_block<const B: usize>(
+        out: &mut [i16],
+        base: &[i16],
+        weight: &[i16],
+        add: &[u16],
+        remove: &[u16],
+        start: usize,
+    ) {
+        let width = out.len();
+        let mut acc: [i16; B] = base[start..start + B].try_into().expect("block");
+        for &a in add {
+            let row = &weight[usize::from(a) * width + start..][..B];
+            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_add(*w));
+        }
+        for &r in remove {
+            let row = &weight[usize::from(r) * width + start..][..B];
+            acc.iter_mut().zip(row).for_each(|(x, w)| *x = x.wrapping_sub(*w));
+        }
+        out[start..start + B].copy_from_slice(&acc);
+    }
+
+    /// The portable kernel of [`screlu_dot`] (the width is a multiple of 16). Each lane
+    /// sums two adjacent products `(v·w)·v` per step, the shape of `pmaddwd`, which the
+    /// compiler then uses.
     #[inline(always)]
     pub fn screlu_dot_generic(acc: &[i16], weight: &[i16]) -> i64 {
         debug_assert!(acc.len().is_multiple_of(LANES) && acc.len() == weight.len());
         let mut lanes = [0i32; LANES];
-        for (a, w) in acc.chunks_exact(LANES).zip(weight.chunks_exact(LANES)) {
-            for k in 0..LANES {
-                let v = a[k].clamp(0, VALUE_FT_QUANT as i16);
+        for (a, w) in acc.chunks_exact(2 * LANES).zip(weight.chunks_exact(2 * LANES)) {
+            let mut v = [0i16; 2 * LANES];
+            let mut vw = [0i16; 2 * LANES];
+            for k in 0..2 * LANES {
+                v[k] = a[k].clamp(0, VALUE_FT_QUANT as i16);
                 // |w| ≤ 127 and v ≤ 255: v·w fits in i16.
-                lanes[k] += i32::from(v.wrapping_mul(w[k])) * i32::from(v);
+                vw[k] = v[k].wrapping_mul(w[k]);
             }
+            for k in 0..LANES {
+                lanes[k] +=
+                    i32::from(vw[2 * k]) * i32::from(v[2 * k]) + i32::from(vw[2 * k + 1]) * i32::from(v[2 * k + 1]);
+            }
+        }
+        let tail = acc.len() - acc.len() % (2 * LANES);
+        for (lane, (&a, &w)) in lanes.iter_mut().zip(acc[tail..].iter().zip(&weight[tail..])) {
+            let v = a.clamp(0, VALUE_FT_QUANT as i16);
+            *lane += i32::from(v.wrapping_mul(w)) * i32::from(v);
         }
         lanes.iter().map(|&x| i64::from(x)).sum()
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    fn update_avx512(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
-        update_generic(acc, weight, add, remove)
+    fn update_avx512(out: &mut [i16], base: &[i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        update_generic(out, base, weight, add, remove)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn update_avx2(acc: &mut [i16], weight: &[i16], add: &[u16], remove: &[u16]) {
-        update_generic(acc, weight, add, remove)
+    fn update_avx2(out: &mut [i16], base: &[i16], weight: &[i16], add: &[u16], remove: &[u16]) {
+        update_generic(out, base, weight, add, remove)
     }
 
     #[cfg(target_arch = "x86_64")]

@@ -624,10 +624,12 @@ impl<'a> Searcher<'a> {
     }
 
     fn enter(&mut self, child: &Chess, ply: usize) {
+        let child_key = key(child);
+        self.tt.prefetch(child_key);
         let features = SparseFeatures::from_position(child);
         let (parents, children) = self.accumulators.split_at_mut(ply + 1);
         self.networks.value.update(&parents[ply], &features, &mut children[0]);
-        self.keys.push(key(child));
+        self.keys.push(child_key);
     }
 
     fn set_pv(&mut self, ply: usize, m: Move) {
