@@ -452,7 +452,7 @@ mod tests {
             "option name Search type combo default eval var compare var eval var mcts var policy",
             "option name TT type check default true",
             "option name Futility type check default false",
-            "option name OrderingDepth type spin default 3 min 1 max 64",
+            "option name OrderingDepth type spin default 4 min 1 max 64",
             "option name MctsC type string default 1.41",
             "option name Hash type spin default 16 min 1 max 65536",
             "option name Models type string default <embedded>",

@@ -31,7 +31,7 @@ const INFINITY: i32 = MATE + 1;
 const POLL_INTERVAL: u64 = 256;
 
 /// Default of [`EvalOptions::predictor_depth`].
-pub const DEFAULT_PREDICTOR_DEPTH: i32 = 3;
+pub const DEFAULT_PREDICTOR_DEPTH: i32 = 4;
 /// Deepest remaining depth at which futility pruning (and its reverse) applies.
 const FUTILITY_DEPTH: i32 = 3;
 /// Deepest remaining depth at which reverse futility pruning applies.
