@@ -1201,9 +1201,10 @@ impl<'a> Searcher<'a> {
     /// in search order: captures and promotions by MVV-LVA (unless `predictor_depth` is 1;
     /// with histories, capture history breaks the ties), then (with killers) the killer
     /// moves, then (with histories) the counter move, then by the move predictors' joint
-    /// probability (at nodes of at least `predictor_depth`) plus history (butterfly, with histories also continuation); a
-    /// stable order keeps the move generator's order among equals. The moves are picked
-    /// lazily ([`OrderedMoves::next_best`]): most nodes cut off after one or two.
+    /// probability (at nodes of at least `predictor_depth`) plus history (butterfly, with
+    /// histories also continuation); a stable order keeps the move generator's order among
+    /// equals. The moves are picked lazily ([`OrderedMoves::next_best`]): most nodes cut
+    /// off after one or two.
     #[allow(clippy::too_many_arguments)]
     fn order(
         &mut self,
