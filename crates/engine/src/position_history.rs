@@ -4,7 +4,7 @@
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::zobrist::Zobrist64;
+use shakmaty::zobrist::{Zobrist64, ZobristValue};
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 /// Errors building a game from UCI input.
@@ -50,6 +50,36 @@ impl Default for Game {
 #[inline]
 pub fn key(position: &Chess) -> u64 {
     position.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The position after the legal move `m`.
+#[inline]
+pub fn played(position: &Chess, m: Move) -> Chess {
+    let mut child = position.clone();
+    child.play_unchecked(m);
+    child
+}
+
+/// The key of `child`, the position after `m` from `parent` whose key is `parent_key`:
+/// updated by the pieces the move changes where shakmaty can (no en passant square
+/// before, no double pawn push, no king move, no castling right touched: most moves of
+/// a search), computed from scratch otherwise.
+#[inline]
+pub fn key_after(parent: &Chess, parent_key: u64, m: Move, child: &Chess) -> u64 {
+    match parent.update_zobrist_hash(Zobrist64(parent_key), m, EnPassantMode::Legal) {
+        Some(updated) => updated.0,
+        None => key(child),
+    }
+}
+
+/// The key of `null`, the position after a null move from `parent` whose key is
+/// `parent_key`: only the side to move flips when `parent` has no en passant capture.
+#[inline]
+pub fn key_after_null(parent: &Chess, parent_key: u64, null: &Chess) -> u64 {
+    match parent.ep_square(EnPassantMode::Legal) {
+        None => parent_key ^ Zobrist64::zobrist_for_white_turn().0,
+        Some(_) => key(null),
+    }
 }
 
 impl Game {
@@ -171,4 +201,44 @@ impl KeyStack {
 /// moves) or insufficient material.
 pub fn is_rule_draw(position: &Chess) -> bool {
     position.halfmoves() >= 100 || position.is_insufficient_material()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every move two plies deep from positions with castling rights, en passant
+    /// captures (legal and pinned), promotions and captures of rooks on their corners.
+    #[test]
+    fn incremental_keys_match_keys_from_scratch() {
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "8/8/8/KPp4r/8/8/8/4k3 w - c6 0 1",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
+            "4k3/8/8/8/3pP3/8/8/4K2R b K e3 0 1",
+        ];
+        let mut checked = 0;
+        for fen in fens {
+            let root = Game::from_uci(Some(fen), &[]).expect("test FEN").position().clone();
+            for first in root.legal_moves() {
+                let child = played(&root, first);
+                assert_eq!(key_after(&root, key(&root), first, &child), key(&child), "{fen} {first}");
+                if let Ok(null) = child.clone().swap_turn() {
+                    assert_eq!(key_after_null(&child, key(&child), &null), key(&null), "{fen} {first} null");
+                }
+                for second in child.legal_moves() {
+                    let grandchild = played(&child, second);
+                    assert_eq!(
+                        key_after(&child, key(&child), second, &grandchild),
+                        key(&grandchild),
+                        "{fen} {first} {second}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 4_000, "{checked} moves checked");
+    }
 }

@@ -22,7 +22,7 @@ use super::time_manager::TimeManager;
 use super::tt::{Bound, Entry, Table, pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult, TB_WIN, TB_WIN_BOUND};
 use crate::nn::{Accumulator, Networks, PredictorAccumulator, Scratch};
-use crate::position_history::{Game, KeyStack, key};
+use crate::position_history::{Game, KeyStack, key, key_after, key_after_null, played};
 use crate::tablebase::{Outcome, SearchProbe};
 
 /// Above any reachable score.
@@ -619,12 +619,19 @@ impl<'a> Searcher<'a> {
     /// and its key on the key stack (popped by the caller).
     fn make(&mut self, position: &Chess, m: Move, ply: usize) -> Chess {
         let child = played(position, m);
-        self.enter(&child, ply);
+        self.enter_after(position, m, &child, ply);
         child
     }
 
-    fn enter(&mut self, child: &Chess, ply: usize) {
-        let child_key = key(child);
+    /// Enters `child`, the position after `m` from `position` (the node at `ply`).
+    fn enter_after(&mut self, position: &Chess, m: Move, child: &Chess, ply: usize) {
+        let child_key = key_after(position, self.node_key(position), m, child);
+        self.enter(child, child_key, ply);
+    }
+
+    /// Enters `child` with key `child_key` from the node at `ply`: its accumulator at
+    /// `ply + 1` and its key on the key stack (popped by the caller).
+    fn enter(&mut self, child: &Chess, child_key: u64, ply: usize) {
         self.tt.prefetch(child_key);
         let features = SparseFeatures::from_position(child);
         let (parents, children) = self.accumulators.split_at_mut(ply + 1);
@@ -781,7 +788,8 @@ impl<'a> Searcher<'a> {
             && eval >= beta
             && let Ok(null) = position.clone().swap_turn()
         {
-            self.enter(&null, ply);
+            let null_key = key_after_null(position, node_key, &null);
+            self.enter(&null, null_key, ply);
             self.moved[ply] = None;
             let reduction = if self.options.null_move_dynamic {
                 3 + depth / 3 + ((eval - beta) / 200).min(3)
@@ -930,7 +938,7 @@ impl<'a> Searcher<'a> {
                     continue;
                 }
             }
-            self.enter(&child, ply);
+            self.enter_after(position, m, &child, ply);
             self.moved[ply] = Some(PieceTo::of(turn, &m));
             let new_depth = depth - 1 + extension + if Some(m) == tt_move { tt_extension } else { 0 };
             let killer = self.options.killers && self.killers[ply].contains(&Some(m));
@@ -1364,13 +1372,6 @@ fn sharpened(eval: i32, entry: Entry) -> i32 {
         Bound::Upper if entry.score < eval => entry.score,
         _ => eval,
     }
-}
-
-/// The position after `m`.
-fn played(position: &Chess, m: Move) -> Chess {
-    let mut child = position.clone();
-    child.play_unchecked(m);
-    child
 }
 
 /// Late move reduction for the `searched`-th move (0-based) at `depth`, in plies
