@@ -18,7 +18,7 @@ use deepchess_core::arch::VALUE_CP_PER_LOGIT;
 use shakmaty::{CastlingMode, Position};
 
 use crate::nn::{NetworkError, Networks};
-use crate::position_history::{Game, key};
+use crate::position_history::{Game, key, played};
 use crate::search::compare::{self, CompareOptions, CompareTable};
 use crate::search::eval::{self, EvalOptions};
 use crate::search::history::Histories;
@@ -286,8 +286,7 @@ impl Engine {
         if result.pv.len() == 1 && settings.search == SearchKind::EvalAlphaBeta && settings.eval.tt {
             // A principal variation cut short by the table: its entry for the position after
             // the best move gives the reply to ponder on.
-            let mut after = position.clone();
-            after.play_unchecked(result.best);
+            let after = played(position, result.best);
             let reply = self.tt.probe(key(&after), 1).and_then(|entry| unpack_move(&after, entry.packed_move));
             result.pv.extend(reply);
         }
@@ -416,8 +415,7 @@ mod tests {
         // Depth 1 in the start position: quiescence adds nothing to the best move.
         assert_eq!(infos(&reports).last().unwrap().pv.len(), 1);
         assert_eq!(result.pv.len(), 2, "{result:?}");
-        let mut after = game.position().clone();
-        after.play_unchecked(result.best);
+        let after = played(game.position(), result.best);
         assert!(after.is_legal(result.pv[1]));
     }
 

@@ -21,7 +21,7 @@ use super::ordering::{Prediction, mvv_lva};
 use super::tt::{HASHFULL_SAMPLE, pack_move, unpack_move};
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Code, Networks, Scratch};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key, played};
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -197,8 +197,7 @@ impl Searcher<'_> {
         let mut alpha: Option<Outcome> = None;
         let mut best: Option<(Move, Outcome)> = None;
         for &m in moves.iter() {
-            let mut child = root.clone();
-            child.play_unchecked(m);
+            let child = played(root, m);
             self.keys.push(key(&child));
             let outcome = self.alpha_beta(&child, depth - 1, None, alpha.clone(), 1);
             self.keys.pop();
@@ -339,8 +338,7 @@ impl Searcher<'_> {
         let mut best_move = None;
         let mut cutoff = false;
         for m in ordered {
-            let mut child = position.clone();
-            child.play_unchecked(m);
+            let child = played(position, m);
             self.keys.push(key(&child));
             let outcome = self.alpha_beta(&child, depth - 1, beta.clone(), alpha.clone(), ply + 1);
             self.keys.pop();
@@ -441,8 +439,7 @@ impl Searcher<'_> {
             }
         }
         for m in moves {
-            let mut child = position.clone();
-            child.play_unchecked(m);
+            let child = played(position, m);
             self.keys.push(key(&child));
             let outcome = self.quiescence(&child, beta.clone(), alpha.clone(), ply + 1, qply + 1);
             self.keys.pop();

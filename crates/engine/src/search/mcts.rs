@@ -36,7 +36,7 @@ use shakmaty::{Chess, Color, Move, Position};
 use super::ordering::move_probabilities;
 use super::{Control, Info, Report, Reporter, Score, SearchResult};
 use crate::nn::{Networks, Scratch};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key, played};
 
 /// Longest predictor rollout before the evaluation net judges the position.
 pub const ROLLOUT_QUIET_PLIES: usize = 16;
@@ -492,8 +492,7 @@ impl Mcts {
             let priors = move_probabilities(&networks.movepred, position, &moves, scratch);
             let total: f32 = priors.iter().sum::<f32>().max(f32::MIN_POSITIVE);
             for (m, p) in moves.into_iter().zip(priors) {
-                let mut child = position.clone();
-                child.play_unchecked(m);
+                let child = played(position, m);
                 let index = self.tree.len() as u32;
                 self.tree.push(Node::new(key(&child), Some(m), p / total));
                 self.tree[node].children.push(index);
