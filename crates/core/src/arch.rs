@@ -27,9 +27,22 @@ pub const MOVEPRED_SQUARE_STACKS: [&str; 6] =
 /// perspectives (see [`crate::features::perspective_feature`]); its outputs are the
 /// accumulators the engine updates incrementally.
 pub const VALUE_FT_STACK: &str = "ft";
-/// Stack of the evaluation net's output layer: `[2N, 1]` over SCReLU of the side to move's
-/// accumulator followed by the opponent's.
+/// Stack of the evaluation net's output layer: `[2N, B]` over SCReLU of the side to move's
+/// accumulator followed by the opponent's, one output per bucket of
+/// [`value_output_bucket`] (`B` = 1: a single output for every position).
 pub const VALUE_OUT_STACK: &str = "out";
+/// Most output buckets an evaluation net may have (one per piece count from 2 to 32 and
+/// one spare).
+pub const VALUE_MAX_OUTPUT_BUCKETS: usize = 32;
+
+/// The output bucket of a position with `pieces` pieces on the board (kings included) in a
+/// net with `buckets` output buckets: the piece counts 2..=32 cut into `buckets` equal
+/// ranges, the fewest pieces in bucket 0 (8 buckets: `(pieces − 2) / 4`, as bullet's
+/// material buckets).
+#[inline]
+pub fn value_output_bucket(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(2) * buckets / 32).min(buckets.saturating_sub(1))
+}
 /// Default width N of the evaluation net's feature transformer (`train value --width`).
 pub const VALUE_FT_WIDTH: usize = 256;
 /// Quantisation of the feature transformer in the engine: weights and biases × 255 as
@@ -211,10 +224,16 @@ impl ModelKind {
                     ));
                 }
                 let out = find(VALUE_OUT_STACK)?;
-                if out.layers.len() != 2 {
-                    return Err(format!("stack `{VALUE_OUT_STACK}` has layers {:?}; expected one layer", out.layers));
+                if out.layers.len() != 2
+                    || out.input() != 2 * ft.output()
+                    || !(1..=VALUE_MAX_OUTPUT_BUCKETS).contains(&out.output())
+                {
+                    return Err(format!(
+                        "stack `{VALUE_OUT_STACK}` has layers {:?}; expected one layer [{}, B] with 1 to {VALUE_MAX_OUTPUT_BUCKETS} output buckets B",
+                        out.layers,
+                        2 * ft.output()
+                    ));
                 }
-                expect(out, 2 * ft.output(), 1)?;
             }
         }
         Ok(())
@@ -247,5 +266,22 @@ mod tests {
         assert!(ModelKind::Value.check_stacks(&value).unwrap_err().contains("`out`"));
         value[0].layers[1] = 50;
         assert!(ModelKind::Value.check_stacks(&value).unwrap_err().contains("multiple of 16"));
+        let mut bucketed = ModelKind::Value.default_stacks();
+        bucketed[1].layers[1] = 8;
+        ModelKind::Value.check_stacks(&bucketed).unwrap();
+        bucketed[1].layers[1] = VALUE_MAX_OUTPUT_BUCKETS + 1;
+        assert!(ModelKind::Value.check_stacks(&bucketed).unwrap_err().contains("output buckets"));
+    }
+
+    #[test]
+    fn output_buckets_cut_the_piece_counts_evenly() {
+        // 8 buckets: bullet's (pieces - 2) / 4
+        for pieces in 2..=32 {
+            assert_eq!(value_output_bucket(pieces, 8), (pieces - 2) / 4, "{pieces} pieces");
+            assert_eq!(value_output_bucket(pieces, 1), 0);
+        }
+        let per_bucket = |b: usize| (2..=32).filter(|&p| value_output_bucket(p, 4) == b).count();
+        assert_eq!((0..4).map(per_bucket).collect::<Vec<_>>(), vec![8, 8, 8, 7]);
+        assert_eq!(value_output_bucket(32, 32), 30);
     }
 }

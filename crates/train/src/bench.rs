@@ -136,7 +136,7 @@ pub fn bench_train_value(width: usize, batch: usize, batches: usize) -> f64 {
             b
         })
         .collect();
-    let mut params = perspective::init(width, 0);
+    let mut params = perspective::init(width, 1, 0);
     let mut adam = Adam::default();
     let mut timed = 0.0;
     for b in 0..=batches {

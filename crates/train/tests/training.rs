@@ -65,6 +65,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         seed: 5,
         extra_data: Vec::new(),
         init: None,
+        output_buckets: 1,
         // the synthetic games are mostly captures from the first ply on
         filters: deepchess_train::eval_positions::PositionFilters {
             min_ply: 0,
@@ -142,6 +143,14 @@ fn init_starts_the_run_from_a_trained_value_net() {
     assert_eq!(warm.card.hyperparameters["init"].as_str(), trained.to_str());
     let k = |model: &Model| model.card.output["centipawns_per_unit"].as_f64().unwrap();
     assert_eq!(k(&warm), k(&six), "the warm start keeps the --init net's scale");
+    // output buckets from a single-output net: each bucket starts as its output
+    let bucketed = value::ValueOptions { output_buckets: 8, ..tiny(Some(trained.clone())) };
+    let eight = value::train(&args(&data, dir.path().join("eight")), &bucketed).unwrap();
+    assert_eq!(eight.card.stacks[1].layers, vec![64, 8]);
+    assert!((validation_loss(&eight) - validation_loss(&six)).abs() < 0.05 * validation_loss(&six));
+    let back = value::ValueOptions { output_buckets: 4, ..tiny(Some(dir.path().join("eight"))) };
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("four")), &back).unwrap_err());
+    assert!(err.contains("--output-buckets") && err.contains("8 output buckets"), "{err}");
     // a net of another width, a missing model, and the run's own directory are refused by name
     let wide = value::ValueOptions { width: 48, ..tiny(Some(trained.clone())) };
     let err = format!("{:#}", value::train(&args(&data, dir.path().join("wide")), &wide).unwrap_err());
@@ -358,6 +367,7 @@ fn comparator_options_no_run_can_use_are_refused_naming_the_option() {
     let value_cases = [
         ("--result-weight", value::ValueOptions { result_weight: 2.0, ..value_options(1) }),
         ("--batch", value::ValueOptions { batch: 0, ..value_options(1) }),
+        ("--output-buckets", value::ValueOptions { output_buckets: 0, ..value_options(1) }),
         ("--positions-per-epoch", value::ValueOptions { positions_per_epoch: Some(0), ..value_options(1) }),
     ];
     for (option, options) in value_cases {

@@ -148,17 +148,20 @@ fn naive_value(model: &Model, pos: &Chess) -> f32 {
     };
     let (us, them) = (accumulator(pos.turn()), accumulator(!pos.turn()));
     let screlu = |x: f32| x.clamp(0.0, 1.0).powi(2);
-    let o = out.bias[0]
-        + (0..width).map(|j| screlu(us[j]) * out.weight[j] + screlu(them[j]) * out.weight[width + j]).sum::<f32>();
+    let buckets = out.outputs;
+    let b = deepchess_core::arch::value_output_bucket(pieces.len(), buckets);
+    let w = |i: usize| out.weight[i * buckets + b];
+    let o = out.bias[b] + (0..width).map(|j| screlu(us[j]) * w(j) + screlu(them[j]) * w(width + j)).sum::<f32>();
     if pos.turn() == shakmaty::Color::White { o } else { -o }
 }
 
 /// A trained-like evaluation net: random weights whose output layer is scaled up so that
-/// scores span several pawns (the quantisation is tested at realistic magnitudes).
-fn value_model(seed: u64, width: usize) -> Model {
+/// scores span several pawns (the quantisation is tested at realistic magnitudes), with
+/// `buckets` output buckets.
+fn value_model(seed: u64, width: usize, buckets: usize) -> Model {
     let stacks = vec![
         deepchess_core::StackSpec::new("ft", &[768, width], Activation::SquaredClippedRelu).with_final_activation(),
-        deepchess_core::StackSpec::new("out", &[2 * width, 1], Activation::SquaredClippedRelu),
+        deepchess_core::StackSpec::new("out", &[2 * width, buckets], Activation::SquaredClippedRelu),
     ];
     let mut model = random_model_with(ModelKind::Value, stacks, seed);
     let mut tensors = std::collections::BTreeMap::new();
@@ -182,10 +185,10 @@ fn quantised_value_net_matches_the_float_definition() {
     // three times and output weights twelve times a trained net's, so the accumulator's
     // rounding to 1/255 is amplified by SCReLU's slope and output weights near ±1.9; observed
     // up to 0.22). The embedded, trained net is held to 8 cp below.
-    for (seed, width) in [(11, 256), (12, 64)] {
-        let model = value_model(seed, width);
+    for (seed, width, buckets) in [(11, 256, 1), (12, 64, 1), (15, 64, 8)] {
+        let model = value_model(seed, width, buckets);
         let value = ValueNet::from_model(&model).unwrap();
-        assert_eq!(value.accumulator_width(), width);
+        assert_eq!((value.accumulator_width(), value.output_buckets()), (width, buckets));
         let (mut worst, mut spread) = (0.0f32, 0.0f32);
         for game in [4, 5] {
             for pos in random_game(game, 200) {
@@ -220,7 +223,8 @@ fn embedded_value_net_is_within_ten_centipawns_of_its_float_weights() {
 
 #[test]
 fn incremental_value_equals_from_scratch_along_random_games() {
-    let model = value_model(13, 128);
+    // eight output buckets: captures move the positions from one to the next
+    let model = value_model(13, 128, 8);
     let value = ValueNet::from_model(&model).unwrap();
     // Games with captures, castling, promotions and en passant in their random moves.
     for seed in [4, 5, 6] {
@@ -301,7 +305,7 @@ fn tensors_of(model: &Model) -> std::collections::BTreeMap<String, Vec<f32>> {
 
 #[test]
 fn value_net_rejects_weights_it_cannot_quantise() {
-    let model = value_model(14, 32);
+    let model = value_model(14, 32, 1);
     let mut tensors = tensors_of(&model);
     tensors.get_mut("out.0.weight").unwrap()[3] = 2.5;
     let bad = Model::new(model.card.clone(), tensors.clone()).unwrap();

@@ -3,20 +3,23 @@
 //! Architecture (trained by `deepchess train value`): one feature transformer `ft`
 //! `[768, N]` shared by both perspectives (see [`perspective_feature`]), giving an
 //! accumulator per side; the side to move's and then the opponent's accumulator go
-//! through SCReLU (`clamp(x, 0, 1)²`) into one output `out` `[2N, 1]`: a logit `o` of the
-//! side to move's expected score, and `o × centipawns_per_unit` centipawns.
+//! through SCReLU (`clamp(x, 0, 1)²`) into the output layer `out` `[2N, B]`, whose column
+//! for the position's number of pieces ([`value_output_bucket`]; `B` = 1: one column for
+//! all) gives a logit `o` of the side to move's expected score, and `o ×
+//! centipawns_per_unit` centipawns.
 //!
 //! The float weights are quantised at load: the feature transformer × 255 as `i16`
 //! ([`VALUE_FT_QUANT`]), the output weights × `Q` as `i16`, where `Q` is the largest power of
 //! two from 64 ([`VALUE_OUT_QUANT`]) up that keeps every output weight within ±127 (a net
-//! with small output weights keeps more of their precision), the output bias × 255 × `Q`. SCReLU is computed as `(v · w) · v` with `v = clamp(acc, 0, 255)`:
+//! with small output weights keeps more of their precision), the output biases × 255 × `Q`. SCReLU is computed as `(v · w) · v` with `v = clamp(acc, 0, 255)`:
 //! `v · w` fits in 16 bits because `|w| ≤ 127`, the product with `v` is summed in 32-bit
 //! lanes and the lanes in 64 bits, so no sum can overflow. Both perspectives are updated
 //! incrementally from the features a move changes. The kernels are plain loops compiled
 //! for AVX-512, AVX2 and the baseline, chosen at run time.
 
 use deepchess_core::arch::{
-    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT,
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_QUANT,
+    VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket,
 };
 use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, diff, perspective_feature};
 use deepchess_core::{Model, SparseFeatures};
@@ -31,10 +34,11 @@ pub struct ValueNet {
     /// `[768, width]` row-major: row `f` is feature `f`'s contribution.
     ft_weight: Vec<i16>,
     ft_bias: Vec<i16>,
-    /// `[2 × width]`: the side to move's half, then the opponent's.
+    /// `[buckets][2 × width]`: per output bucket, the side to move's half, then the
+    /// opponent's.
     out_weight: Vec<i16>,
-    /// Output bias × 255 × `out_quant`.
-    out_bias: i64,
+    /// Output biases × 255 × `out_quant`, one per bucket.
+    out_bias: Vec<i64>,
     /// Scale `Q` of the output weights.
     out_quant: i32,
     centipawns_per_unit: f32,
@@ -62,11 +66,14 @@ impl ValueNet {
         let missing = |stack: &str| NetworkError::MissingStack { kind: "value", stack: stack.to_string() };
         let ft = model.layer(VALUE_FT_STACK, 0).ok_or_else(|| missing(VALUE_FT_STACK))?;
         let out = model.layer(VALUE_OUT_STACK, 0).ok_or_else(|| missing(VALUE_OUT_STACK))?;
-        let width = ft.outputs;
-        if ft.inputs != PERSPECTIVE_FEATURES || !width.is_multiple_of(16) || out.inputs != 2 * width || out.outputs != 1
+        let (width, buckets) = (ft.outputs, out.outputs);
+        if ft.inputs != PERSPECTIVE_FEATURES
+            || !width.is_multiple_of(16)
+            || out.inputs != 2 * width
+            || !(1..=VALUE_MAX_OUTPUT_BUCKETS).contains(&buckets)
         {
             return Err(invalid(format!(
-                "layers ft [{}, {}] and out [{}, {}]; expected [{PERSPECTIVE_FEATURES}, N] (N a multiple of 16) and [2N, 1]",
+                "layers ft [{}, {}] and out [{}, {}]; expected [{PERSPECTIVE_FEATURES}, N] (N a multiple of 16) and [2N, B] (1 to {VALUE_MAX_OUTPUT_BUCKETS} output buckets B)",
                 ft.inputs, ft.outputs, out.inputs, out.outputs
             )));
         }
@@ -91,9 +98,8 @@ impl ValueNet {
                 .collect::<Result<Vec<i16>, NetworkError>>()
         };
         let ft_limit = f32::from(i16::MAX) / VALUE_FT_QUANT as f32;
-        let out_bias = out.bias[0];
-        if !out_bias.is_finite() {
-            return Err(invalid(format!("output bias is {out_bias}")));
+        if let Some(bad) = out.bias.iter().find(|b| !b.is_finite()) {
+            return Err(invalid(format!("an output bias is {bad}")));
         }
         let largest = out.weight.iter().fold(0.0f32, |m, w| m.max(w.abs()));
         let mut out_quant = VALUE_OUT_QUANT;
@@ -104,8 +110,18 @@ impl ValueNet {
             width,
             ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, "ft.0.weight")?,
             ft_bias: quantise(ft.bias, VALUE_FT_QUANT, ft_limit, "ft.0.bias")?,
-            out_weight: quantise(out.weight, out_quant, VALUE_OUT_WEIGHT_LIMIT, "out.0.weight")?,
-            out_bias: (f64::from(out_bias) * f64::from(VALUE_FT_QUANT * out_quant)).round() as i64,
+            // [2N, B] to bucket-major [B][2N]
+            out_weight: quantise(
+                &bucket_major(out.weight, buckets),
+                out_quant,
+                VALUE_OUT_WEIGHT_LIMIT,
+                "out.0.weight",
+            )?,
+            out_bias: out
+                .bias
+                .iter()
+                .map(|&b| (f64::from(b) * f64::from(VALUE_FT_QUANT * out_quant)).round() as i64)
+                .collect(),
             out_quant,
             centipawns_per_unit,
         })
@@ -114,6 +130,11 @@ impl ValueNet {
     /// Width N of each accumulator.
     pub fn accumulator_width(&self) -> usize {
         self.width
+    }
+
+    /// Number of output buckets (1: one output for every position).
+    pub fn output_buckets(&self) -> usize {
+        self.out_bias.len()
     }
 
     /// Centipawns of one output unit (the card's scale).
@@ -166,9 +187,10 @@ impl ValueNet {
     fn raw(&self, accumulator: &Accumulator) -> i64 {
         let (white, black) = accumulator.values.split_at(self.width);
         let (us, them) = if black_to_move(&accumulator.features) { (black, white) } else { (white, black) };
-        let (w_us, w_them) = self.out_weight.split_at(self.width);
+        let bucket = value_output_bucket(pieces(&accumulator.features).len(), self.out_bias.len());
+        let (w_us, w_them) = self.out_weight[bucket * 2 * self.width..][..2 * self.width].split_at(self.width);
         let sum = kernels::screlu_dot(us, w_us) + kernels::screlu_dot(them, w_them);
-        sum / i64::from(VALUE_FT_QUANT) + self.out_bias
+        sum / i64::from(VALUE_FT_QUANT) + self.out_bias[bucket]
     }
 
     /// The side to move's score in centipawns.
@@ -198,6 +220,11 @@ impl ValueNet {
     pub fn logit_to_centipawns(&self, logit: f32) -> f32 {
         logit * self.centipawns_per_unit
     }
+}
+
+/// The columns of a row-major `[inputs, buckets]` matrix, one after the other.
+fn bucket_major(weight: &[f32], buckets: usize) -> Vec<f32> {
+    (0..buckets).flat_map(|b| weight.iter().skip(b).step_by(buckets).copied()).collect()
 }
 
 /// Whether the encoded position has Black to move.

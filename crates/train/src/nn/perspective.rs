@@ -2,15 +2,18 @@
 //!
 //! The net (see `deepchess_engine`'s `ValueNet` for the integer inference): a feature
 //! transformer `ft` `[768, N]` shared by both perspectives, SCReLU (`clamp(x, 0, 1)²`) of
-//! the side to move's accumulator and of the opponent's, concatenated, into one output
-//! `out` `[2N, 1]`: a logit `o` of the side to move's expected score. The loss is
-//! `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
+//! the side to move's accumulator and of the opponent's, concatenated, into the output
+//! layer `out` `[2N, B]`: column `b` of the position's output bucket (by its number of
+//! pieces, [`value_output_bucket`]) gives a logit `o` of the side to move's expected
+//! score. The loss is `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
 //! transformer's forward pass and gradient touch only those rows: a burn graph would
 //! spend its time on zeros, so this small net is done by hand, in parallel over the batch.
 
 use std::collections::BTreeMap;
 
-use deepchess_core::arch::{VALUE_FT_STACK, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT};
+use deepchess_core::arch::{
+    VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket,
+};
 use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
 use rayon::prelude::*;
 use shakmaty::Color;
@@ -21,9 +24,9 @@ use super::params::Params;
 pub const FT_WEIGHT: &str = "ft.0.weight";
 /// Name of the feature transformer's biases `[N]`.
 pub const FT_BIAS: &str = "ft.0.bias";
-/// Name of the output layer's weights `[2N, 1]`.
+/// Name of the output layer's weights `[2N, B]`.
 pub const OUT_WEIGHT: &str = "out.0.weight";
-/// Name of the output layer's bias `[1]`.
+/// Name of the output layer's biases `[B]`.
 pub const OUT_BIAS: &str = "out.0.bias";
 
 /// Positions as the side to move sees them: its perspective's active features (the
@@ -80,9 +83,10 @@ pub fn opponent_view(feature: u16) -> u16 {
     perspective_feature(feature, Color::Black)
 }
 
-/// Fresh parameters of width `width`: the feature transformer uniform in ±1/√768 (a
-/// small start keeps SCReLU out of saturation), the output layer uniform in ±1/√(2N).
-pub fn init(width: usize, seed: u64) -> Params {
+/// Fresh parameters of width `width` with `buckets` output buckets: the feature
+/// transformer uniform in ±1/√768 (a small start keeps SCReLU out of saturation), the
+/// output layer uniform in ±1/√(2N).
+pub fn init(width: usize, buckets: usize, seed: u64) -> Params {
     let stacks = deepchess_core::ModelKind::Value
         .default_stacks()
         .into_iter()
@@ -90,7 +94,7 @@ pub fn init(width: usize, seed: u64) -> Params {
             if s.name == VALUE_FT_STACK {
                 s.layers = vec![PERSPECTIVE_FEATURES, width];
             } else if s.name == VALUE_OUT_STACK {
-                s.layers = vec![2 * width, 1];
+                s.layers = vec![2 * width, buckets];
             }
             s
         })
@@ -101,6 +105,62 @@ pub fn init(width: usize, seed: u64) -> Params {
 /// Width N of the feature transformer of `params`.
 pub fn width(params: &Params) -> usize {
     params.get(FT_BIAS).len()
+}
+
+/// Number B of output buckets of `params`.
+pub fn output_buckets(params: &Params) -> usize {
+    params.get(OUT_BIAS).len()
+}
+
+/// `params` with `buckets` output buckets: unchanged if it has them already; a net with a
+/// single output gets it copied into every bucket (a warm start that begins where the
+/// single-output net is and lets the buckets part from there).
+pub fn with_output_buckets(mut params: Params, buckets: usize) -> Result<Params, String> {
+    let have = output_buckets(&params);
+    if have == buckets {
+        return Ok(params);
+    }
+    if have != 1 || !(1..=VALUE_MAX_OUTPUT_BUCKETS).contains(&buckets) {
+        return Err(format!(
+            "the net has {have} output buckets; it can become a net of 1 to {VALUE_MAX_OUTPUT_BUCKETS} buckets only from a single output, not {buckets}"
+        ));
+    }
+    let spread = |v: &[f32]| v.iter().flat_map(|&x| std::iter::repeat_n(x, buckets)).collect::<Vec<f32>>();
+    let (weight, bias) = (spread(params.get(OUT_WEIGHT)), spread(params.get(OUT_BIAS)));
+    params.values.insert(OUT_WEIGHT.to_string(), weight);
+    params.values.insert(OUT_BIAS.to_string(), bias);
+    let out = params.stacks.iter_mut().find(|s| s.name == VALUE_OUT_STACK).expect("a value net has an output stack");
+    out.layers[1] = buckets;
+    Ok(params)
+}
+
+/// The output layer bucket by bucket: `weight[b]` is column `b` of `out` `[2N, B]` (the
+/// side to move's half, then the opponent's).
+struct Output {
+    weight: Vec<Vec<f32>>,
+    bias: Vec<f32>,
+}
+
+impl Output {
+    fn of(params: &Params) -> Output {
+        let (weight, bias) = (params.get(OUT_WEIGHT), params.get(OUT_BIAS));
+        let buckets = bias.len();
+        let weight = (0..buckets).map(|b| weight.iter().skip(b).step_by(buckets).copied().collect()).collect();
+        Output { weight, bias: bias.to_vec() }
+    }
+
+    /// The bucket of a row with the active features `row` (one per piece).
+    fn bucket(&self, row: &[u16]) -> usize {
+        value_output_bucket(row.len(), self.bias.len())
+    }
+
+    /// The logit of bucket `b` for the accumulators `us` and `them`.
+    fn logit(&self, b: usize, us: &[f32], them: &[f32]) -> f32 {
+        let (w_us, w_them) = self.weight[b].split_at(us.len());
+        self.bias[b]
+            + us.iter().zip(w_us).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+            + them.iter().zip(w_them).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+    }
 }
 
 #[inline]
@@ -123,39 +183,40 @@ fn accumulate(acc: &mut [f32], weight: &[f32], bias: &[f32], features: impl Iter
 /// Output logits `o` of every row of `batch`.
 pub fn logits(params: &Params, batch: &PerspectiveBatch) -> Vec<f32> {
     let n = width(params);
-    let (w, b, ow, ob) = (params.get(FT_WEIGHT), params.get(FT_BIAS), params.get(OUT_WEIGHT), params.get(OUT_BIAS)[0]);
+    let (w, b, out) = (params.get(FT_WEIGHT), params.get(FT_BIAS), Output::of(params));
     (0..batch.len())
         .into_par_iter()
         .map_init(
             || (vec![0.0; n], vec![0.0; n]),
             |(us, them), r| {
-                accumulate(us, w, b, batch.row(r).iter().copied());
-                accumulate(them, w, b, batch.row(r).iter().map(|&f| opponent_view(f)));
-                ob + us.iter().zip(&ow[..n]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
-                    + them.iter().zip(&ow[n..]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
+                let row = batch.row(r);
+                accumulate(us, w, b, row.iter().copied());
+                accumulate(them, w, b, row.iter().map(|&f| opponent_view(f)));
+                out.logit(out.bucket(row), us, them)
             },
         )
         .collect()
 }
 
 /// Sum of squared errors `(sigmoid(o) − t)²` over the batch, with gradients of the
-/// summed loss in one buffer per tensor.
+/// summed loss in one buffer per tensor (the output layer's bucket by bucket, as
+/// [`Output`]).
 struct Partial {
     loss: f64,
     ft_weight: Vec<f32>,
     ft_bias: Vec<f32>,
     out_weight: Vec<f32>,
-    out_bias: f32,
+    out_bias: Vec<f32>,
 }
 
 impl Partial {
-    fn new(n: usize) -> Partial {
+    fn new(n: usize, buckets: usize) -> Partial {
         Partial {
             loss: 0.0,
             ft_weight: vec![0.0; PERSPECTIVE_FEATURES * n],
             ft_bias: vec![0.0; n],
-            out_weight: vec![0.0; 2 * n],
-            out_bias: 0.0,
+            out_weight: vec![0.0; buckets * 2 * n],
+            out_bias: vec![0.0; buckets],
         }
     }
 
@@ -164,7 +225,7 @@ impl Partial {
         add(&mut self.ft_weight, &other.ft_weight);
         add(&mut self.ft_bias, &other.ft_bias);
         add(&mut self.out_weight, &other.out_weight);
-        self.out_bias += other.out_bias;
+        add(&mut self.out_bias, &other.out_bias);
         self
     }
 }
@@ -179,30 +240,30 @@ const ROWS_PER_TASK: usize = 1024;
 /// Mean loss `(sigmoid(o) − t)²` over `batch` and its gradients by tensor name, ready
 /// for Adam.
 pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BTreeMap<String, Vec<f32>>) {
-    let n = width(params);
-    let (w, b, ow, ob) = (params.get(FT_WEIGHT), params.get(FT_BIAS), params.get(OUT_WEIGHT), params.get(OUT_BIAS)[0]);
+    let (n, buckets) = (width(params), output_buckets(params));
+    let (w, b, out) = (params.get(FT_WEIGHT), params.get(FT_BIAS), Output::of(params));
     let rows: Vec<usize> = (0..batch.len()).collect();
     let total = rows
         .par_chunks(ROWS_PER_TASK)
         .map(|chunk| {
-            let mut p = Partial::new(n);
+            let mut p = Partial::new(n, buckets);
             let (mut us, mut them) = (vec![0.0f32; n], vec![0.0f32; n]);
             let (mut d_us, mut d_them) = (vec![0.0f32; n], vec![0.0f32; n]);
             for &r in chunk {
                 let row = batch.row(r);
                 accumulate(&mut us, w, b, row.iter().copied());
                 accumulate(&mut them, w, b, row.iter().map(|&f| opponent_view(f)));
-                let o = ob
-                    + us.iter().zip(&ow[..n]).map(|(a, w)| screlu(*a) * w).sum::<f32>()
-                    + them.iter().zip(&ow[n..]).map(|(a, w)| screlu(*a) * w).sum::<f32>();
+                let bucket = out.bucket(row);
+                let o = out.logit(bucket, &us, &them);
                 let s = 1.0 / (1.0 + (-o).exp());
                 let e = s - batch.targets[r];
                 p.loss += f64::from(e * e);
                 let g = 2.0 * e * s * (1.0 - s);
-                p.out_bias += g;
+                p.out_bias[bucket] += g;
+                let (ow, d_out) = (&out.weight[bucket], &mut p.out_weight[bucket * 2 * n..][..2 * n]);
                 for j in 0..n {
-                    p.out_weight[j] += g * screlu(us[j]);
-                    p.out_weight[n + j] += g * screlu(them[j]);
+                    d_out[j] += g * screlu(us[j]);
+                    d_out[n + j] += g * screlu(them[j]);
                     let du = if us[j] > 0.0 && us[j] < 1.0 { 2.0 * us[j] } else { 0.0 };
                     let dt = if them[j] > 0.0 && them[j] < 1.0 { 2.0 * them[j] } else { 0.0 };
                     d_us[j] = g * ow[j] * du;
@@ -220,14 +281,16 @@ pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BT
         // gradients, whatever threads ran which rows (a resumed run repeats a run bit for bit)
         .collect::<Vec<Partial>>()
         .into_iter()
-        .fold(Partial::new(n), Partial::merge);
+        .fold(Partial::new(n, buckets), Partial::merge);
     let scale = 1.0 / batch.len().max(1) as f32;
     let scaled = |v: Vec<f32>| v.into_iter().map(|x| x * scale).collect::<Vec<f32>>();
+    // bucket-major back to the tensor's [2N, B]
+    let out_weight = (0..2 * n * buckets).map(|i| total.out_weight[(i % buckets) * 2 * n + i / buckets]).collect();
     let grads = BTreeMap::from([
         (FT_WEIGHT.to_string(), scaled(total.ft_weight)),
         (FT_BIAS.to_string(), scaled(total.ft_bias)),
-        (OUT_WEIGHT.to_string(), scaled(total.out_weight)),
-        (OUT_BIAS.to_string(), vec![total.out_bias * scale]),
+        (OUT_WEIGHT.to_string(), scaled(out_weight)),
+        (OUT_BIAS.to_string(), scaled(total.out_bias)),
     ]);
     (total.loss / batch.len().max(1) as f64, grads)
 }
@@ -265,20 +328,14 @@ mod tests {
         ])
     }
 
-    #[test]
-    fn gradients_match_finite_differences() {
-        let mut params = init(32, 3);
-        // Larger weights than at initialisation, so that SCReLU is neither all zero nor flat.
-        for v in params.values.values_mut() {
-            v.iter_mut().for_each(|x| *x *= 6.0);
-        }
+    /// Checks the analytic gradients of `params` on [`sample`] at `(tensor, index)` against
+    /// central differences; returns how many of them are non-zero.
+    fn check_gradients(params: &Params, at: &[(&str, usize)]) -> usize {
         let batch = sample();
-        let (_, grads) = loss_and_gradients(&params, &batch);
+        let (_, grads) = loss_and_gradients(params, &batch);
         let loss = |p: &Params| loss_and_gradients(p, &batch).0;
         let mut checked = 0;
-        for (name, index) in
-            [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)]
-        {
+        for &(name, index) in at {
             let h = 1e-3f32;
             let (mut plus, mut minus) = (params.clone(), params.clone());
             plus.values.get_mut(name).unwrap()[index] += h;
@@ -291,12 +348,63 @@ mod tests {
             );
             checked += usize::from(analytic != 0.0);
         }
-        assert!(checked >= 3, "most checked gradients should be non-zero");
+        checked
+    }
+
+    /// Fresh parameters with larger weights than at initialisation, so that SCReLU is
+    /// neither all zero nor flat.
+    fn lively(width: usize, buckets: usize, seed: u64) -> Params {
+        let mut params = init(width, buckets, seed);
+        for v in params.values.values_mut() {
+            v.iter_mut().for_each(|x| *x *= 6.0);
+        }
+        params
+    }
+
+    #[test]
+    fn gradients_match_finite_differences() {
+        let params = lively(32, 1, 3);
+        let at = [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)];
+        assert!(check_gradients(&params, &at) >= 3, "most checked gradients should be non-zero");
+    }
+
+    #[test]
+    fn bucketed_gradients_match_finite_differences() {
+        // the sample's rows have 32, 32, 4 and 3 pieces: buckets 7 and 0 of 8
+        let params = lively(32, 8, 3);
+        let at = [
+            (FT_WEIGHT, 12 * 32 + 5),
+            (FT_BIAS, 7),
+            (OUT_WEIGHT, 40 * 8 + 7),
+            (OUT_WEIGHT, 40 * 8),
+            (OUT_WEIGHT, 3 * 8 + 7),
+            (OUT_BIAS, 7),
+            (OUT_BIAS, 0),
+        ];
+        let n = check_gradients(&params, &at);
+        assert!(n >= 6, "most checked gradients should be non-zero: {n}");
+        let (_, grads) = loss_and_gradients(&params, &sample());
+        assert_eq!(grads[OUT_BIAS][1..7], [0.0; 6], "buckets without a row get no gradient");
+        assert!((0..64).all(|j| (1..7).all(|b| grads[OUT_WEIGHT][j * 8 + b] == 0.0)));
+    }
+
+    #[test]
+    fn a_single_output_spread_into_buckets_keeps_the_logits() {
+        let single = lively(16, 1, 6);
+        let bucketed = with_output_buckets(single.clone(), 8).unwrap();
+        assert_eq!(output_buckets(&bucketed), 8);
+        assert_eq!(bucketed.stack(VALUE_OUT_STACK).layers, vec![32, 8]);
+        assert_eq!(logits(&bucketed, &sample()), logits(&single, &sample()));
+        assert_eq!(with_output_buckets(bucketed.clone(), 8).unwrap(), bucketed);
+        let err = with_output_buckets(bucketed, 4).unwrap_err();
+        assert!(err.contains("8 output buckets"), "{err}");
+        let buckets = |row: usize| value_output_bucket(sample().row(row).len(), 8);
+        assert_eq!((0..4).map(buckets).collect::<Vec<_>>(), vec![7, 7, 0, 0]);
     }
 
     #[test]
     fn gradients_do_not_depend_on_the_thread_schedule() {
-        let params = init(32, 9);
+        let params = init(32, 8, 9);
         let (rows, mut batch) = (sample(), PerspectiveBatch::new());
         for k in 0..(3 * ROWS_PER_TASK) {
             let r = k % rows.len();
@@ -311,7 +419,7 @@ mod tests {
 
     #[test]
     fn logits_agree_with_the_loss() {
-        let params = init(16, 5);
+        let params = init(16, 8, 5);
         let batch = sample();
         let o = logits(&params, &batch);
         let expected: f64 =

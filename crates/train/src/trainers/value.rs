@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use burn::tensor::Device;
 use deepchess_core::arch::{
-    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_OUT_QUANT, VALUE_OUT_STACK,
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_MAX_OUTPUT_BUCKETS,
+    VALUE_OUT_QUANT, VALUE_OUT_STACK,
 };
 use deepchess_core::features::PERSPECTIVE_FEATURES;
 use deepchess_core::{Content, Model, ModelKind, SparseFeatures, Split};
@@ -79,16 +80,32 @@ pub struct ValueOptions {
     #[arg(long, value_name = "DIR")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<PathBuf>,
+    /// Output buckets B: the output layer `[2N, B]` has one column per range of piece
+    /// counts (8: bullet's `(pieces − 2) / 4`); a single-output `--init` net is copied into
+    /// every bucket.
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "single_output")]
+    pub output_buckets: usize,
     /// Which positions are used.
     #[command(flatten)]
     #[serde(flatten)]
     pub filters: PositionFilters,
 }
 
+/// The output buckets of runs from before `--output-buckets`.
+fn single_output() -> usize {
+    1
+}
+
 impl ValueOptions {
     /// Refuses values no run can use, naming the option.
     pub fn check(&self) -> anyhow::Result<()> {
         anyhow::ensure!(self.epochs > 0, "--epochs must be at least 1");
+        anyhow::ensure!(
+            (1..=VALUE_MAX_OUTPUT_BUCKETS).contains(&self.output_buckets),
+            "--output-buckets must be in 1..={VALUE_MAX_OUTPUT_BUCKETS}, got {}",
+            self.output_buckets
+        );
         anyhow::ensure!(
             self.width > 0 && self.width.is_multiple_of(16),
             "--width must be a positive multiple of 16, got {}",
@@ -300,9 +317,10 @@ impl Trainer for ValueTrainer {
                     dir.display(),
                     self.options.width
                 );
-                Ok(params)
+                perspective::with_output_buckets(params, self.options.output_buckets)
+                    .map_err(|e| anyhow::anyhow!("--init {} with --output-buckets: {e}", dir.display()))
             }
-            None => Ok(perspective::init(self.options.width, self.options.seed)),
+            None => Ok(perspective::init(self.options.width, self.options.output_buckets, self.options.seed)),
         }
     }
 
@@ -354,10 +372,11 @@ impl Trainer for ValueTrainer {
                 VALUE_CENTIPAWNS_PER_UNIT: scale,
                 "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
                 "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black; ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+                "output_buckets": format!("{} columns of out, the position's chosen by its number of pieces p (kings included): min((p - 2) * {} / 32, {})", options.output_buckets, options.output_buckets, options.output_buckets - 1),
                 "quantisation": {
                     "by": "the engine, at load",
                     "ft": format!("weights and biases x {VALUE_FT_QUANT} as i16; SCReLU clips at {VALUE_FT_QUANT}"),
-                    "out": format!("weights x Q as i16, Q the largest power of two from {VALUE_OUT_QUANT} up keeping them within +-127 (trained within +-127/{VALUE_OUT_QUANT}); bias x {VALUE_FT_QUANT} * Q as i32"),
+                    "out": format!("weights x Q as i16, Q the largest power of two from {VALUE_OUT_QUANT} up keeping them within +-127 (trained within +-127/{VALUE_OUT_QUANT}); biases x {VALUE_FT_QUANT} * Q as i32"),
                 },
             }),
             metrics: serde_json::json!({
