@@ -43,6 +43,13 @@ pub const VALUE_MAX_OUTPUT_BUCKETS: usize = 32;
 pub fn value_output_bucket(pieces: usize, buckets: usize) -> usize {
     (pieces.saturating_sub(2) * buckets / 32).min(buckets.saturating_sub(1))
 }
+
+/// The output layer's weights bucket by bucket: the columns of the row-major `[2N, B]`
+/// tensor one after the other, so that bucket `b`'s weights are the contiguous
+/// `[b · 2N, (b + 1) · 2N)` (how the trainer and the engine both read them).
+pub fn value_output_bucket_major(weight: &[f32], buckets: usize) -> Vec<f32> {
+    (0..buckets).flat_map(|b| weight.iter().skip(b).step_by(buckets).copied()).collect()
+}
 /// Default width N of the evaluation net's feature transformer (`train value --width`).
 pub const VALUE_FT_WIDTH: usize = 256;
 /// Quantisation of the feature transformer in the engine: weights and biases × 255 as

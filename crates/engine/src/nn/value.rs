@@ -19,7 +19,7 @@
 
 use deepchess_core::arch::{
     VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_QUANT,
-    VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket,
+    VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket, value_output_bucket_major,
 };
 use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, diff, perspective_feature};
 use deepchess_core::{Model, SparseFeatures};
@@ -110,9 +110,8 @@ impl ValueNet {
             width,
             ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, "ft.0.weight")?,
             ft_bias: quantise(ft.bias, VALUE_FT_QUANT, ft_limit, "ft.0.bias")?,
-            // [2N, B] to bucket-major [B][2N]
             out_weight: quantise(
-                &bucket_major(out.weight, buckets),
+                &value_output_bucket_major(out.weight, buckets),
                 out_quant,
                 VALUE_OUT_WEIGHT_LIMIT,
                 "out.0.weight",
@@ -220,11 +219,6 @@ impl ValueNet {
     pub fn logit_to_centipawns(&self, logit: f32) -> f32 {
         logit * self.centipawns_per_unit
     }
-}
-
-/// The columns of a row-major `[inputs, buckets]` matrix, one after the other.
-fn bucket_major(weight: &[f32], buckets: usize) -> Vec<f32> {
-    (0..buckets).flat_map(|b| weight.iter().skip(b).step_by(buckets).copied()).collect()
 }
 
 /// Whether the encoded position has Black to move.

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use deepchess_core::arch::{
     VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket,
+    value_output_bucket_major,
 };
 use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
 use rayon::prelude::*;
@@ -134,19 +135,17 @@ pub fn with_output_buckets(mut params: Params, buckets: usize) -> Result<Params,
     Ok(params)
 }
 
-/// The output layer bucket by bucket: `weight[b]` is column `b` of `out` `[2N, B]` (the
-/// side to move's half, then the opponent's).
+/// The output layer bucket by bucket ([`value_output_bucket_major`]): bucket `b`'s
+/// weights are `weight[b · 2N..(b + 1) · 2N]`, the side to move's half, then the opponent's.
 struct Output {
-    weight: Vec<Vec<f32>>,
+    weight: Vec<f32>,
     bias: Vec<f32>,
 }
 
 impl Output {
     fn of(params: &Params) -> Output {
-        let (weight, bias) = (params.get(OUT_WEIGHT), params.get(OUT_BIAS));
-        let buckets = bias.len();
-        let weight = (0..buckets).map(|b| weight.iter().skip(b).step_by(buckets).copied().collect()).collect();
-        Output { weight, bias: bias.to_vec() }
+        let bias = params.get(OUT_BIAS).to_vec();
+        Output { weight: value_output_bucket_major(params.get(OUT_WEIGHT), bias.len()), bias }
     }
 
     /// The bucket of a row with the active features `row` (one per piece).
@@ -154,9 +153,14 @@ impl Output {
         value_output_bucket(row.len(), self.bias.len())
     }
 
+    /// Bucket `b`'s weights for accumulators of width `n`.
+    fn weights(&self, b: usize, n: usize) -> &[f32] {
+        &self.weight[b * 2 * n..][..2 * n]
+    }
+
     /// The logit of bucket `b` for the accumulators `us` and `them`.
     fn logit(&self, b: usize, us: &[f32], them: &[f32]) -> f32 {
-        let (w_us, w_them) = self.weight[b].split_at(us.len());
+        let (w_us, w_them) = self.weights(b, us.len()).split_at(us.len());
         self.bias[b]
             + us.iter().zip(w_us).map(|(a, w)| screlu(*a) * w).sum::<f32>()
             + them.iter().zip(w_them).map(|(a, w)| screlu(*a) * w).sum::<f32>()
@@ -260,7 +264,7 @@ pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BT
                 p.loss += f64::from(e * e);
                 let g = 2.0 * e * s * (1.0 - s);
                 p.out_bias[bucket] += g;
-                let (ow, d_out) = (&out.weight[bucket], &mut p.out_weight[bucket * 2 * n..][..2 * n]);
+                let (ow, d_out) = (out.weights(bucket, n), &mut p.out_weight[bucket * 2 * n..][..2 * n]);
                 for j in 0..n {
                     d_out[j] += g * screlu(us[j]);
                     d_out[n + j] += g * screlu(them[j]);
