@@ -25,6 +25,11 @@ impl Ponder {
     }
 }
 
+/// Moves to share the clock over when `go` gives no `movestogo` (sudden death, with or
+/// without increment). 20 since stop 31 (30 before, which left about 4 s of a 10 s + 0.1 s
+/// clock unused at the end of a game).
+pub const DEFAULT_MOVES_TO_GO: u32 = 20;
+
 /// The limits of one `go` command.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
@@ -75,7 +80,7 @@ impl Limits {
         let side = usize::from(turn == Color::Black);
         let Some(remaining) = self.time[side] else { return (None, None) };
         let available = remaining.saturating_sub(overhead).max(MIN);
-        let moves = self.moves_to_go.unwrap_or(30).clamp(1, 30);
+        let moves = self.moves_to_go.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 30);
         let increment = self.increment[side];
         let soft = available / moves + increment * 3 / 4;
         // Never more than a quarter of the clock on one move (four fifths on the last
@@ -289,6 +294,15 @@ mod tests {
         assert!(
             soft >= Duration::from_millis(300) && soft <= hard && hard <= Duration::from_secs(4),
             "{soft:?} {hard:?}"
+        );
+        // Sudden death shares the clock over DEFAULT_MOVES_TO_GO moves, plus ¾ of the increment.
+        let expected = Duration::from_millis(9_950) / DEFAULT_MOVES_TO_GO + Duration::from_millis(75);
+        assert_eq!((soft, hard), (expected, expected * 2));
+        // A `movestogo` from the GUI takes its place.
+        let forty = Limits { moves_to_go: Some(40), ..limits.clone() };
+        assert_eq!(
+            forty.budget(Color::White, Duration::from_millis(50)).0,
+            Some(Duration::from_millis(9_950) / 30 + Duration::from_millis(75))
         );
         // Nearly flagging: the budget stays within the clock.
         let short = Limits { time: [Some(Duration::from_millis(120)), None], ..limits };
