@@ -367,7 +367,8 @@ mod tests {
         let clock = Limits { time: [Some(Duration::from_secs(30)), None], ..Limits::default() };
         let plain = Control::new(&clock, Color::White, Duration::ZERO, Arc::default());
         let bonus = plain.clone().with_ponder_bonus();
-        assert_eq!((plain.soft, bonus.soft), (Some(Duration::from_secs(1)), Some(Duration::from_millis(1250))));
+        // 30 s over DEFAULT_MOVES_TO_GO (20) moves: 1.5 s, and a quarter more with pondering.
+        assert_eq!((plain.soft, bonus.soft), (Some(Duration::from_millis(1500)), Some(Duration::from_millis(1875))));
         assert_eq!(bonus.hard, plain.hard);
         let fixed =
             Control::new(&Limits::move_time(Duration::from_secs(1)), Color::White, Duration::ZERO, Arc::default());
