@@ -198,6 +198,12 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRCutNode", false, "late move reductions one ply deeper at expected cut nodes", |e, on| {
         e.settings.eval.lmr_cut_node = on
     }),
+    check(
+        "LMRTTCapture",
+        false,
+        "late move reductions one ply deeper for quiet moves after a capture table move",
+        |e, on| e.settings.eval.lmr_tt_capture = on,
+    ),
     check("StagedTTMove", true, "the table move searched before the other moves are scored", |e, on| {
         e.settings.eval.staged_tt_move = on
     }),

@@ -152,6 +152,10 @@ pub struct EvalOptions {
     /// children that a reduced or zero-window search enters first, as Stockfish's
     /// `cutNode`).
     pub lmr_cut_node: bool,
+    /// Late move reductions one ply deeper for quiet moves at nodes whose table move is a
+    /// capture (Stockfish's `ttCapture`): the capture is likely the best move, the quiet
+    /// moves after it seldom are.
+    pub lmr_tt_capture: bool,
     /// The table move searched before the other moves are scored (without: every move is
     /// scored first, the table move ahead of them all); most nodes with a table move cut
     /// off on it and then never run the predictors and histories.
@@ -205,6 +209,7 @@ impl EvalOptions {
         see_ordering: false,
         probcut: false,
         lmr_cut_node: false,
+        lmr_tt_capture: false,
         staged_tt_move: false,
         // the table as it always cut (restricting it at PV nodes is the technique)
         pv_table_cuts: true,
@@ -222,6 +227,7 @@ impl EvalOptions {
         singular: false,
         probcut: false,
         lmr_cut_node: false,
+        lmr_tt_capture: false,
         lmr_captures: false,
         correction: false,
         time_management: false,
@@ -256,6 +262,7 @@ impl EvalOptions {
         see_ordering: true,
         probcut: true,
         lmr_cut_node: true,
+        lmr_tt_capture: true,
         staged_tt_move: true,
         pv_table_cuts: true,
         lmr_captures: true,
@@ -962,6 +969,9 @@ impl<'a> Searcher<'a> {
                     r += 1;
                 }
                 if self.options.lmr_cut_node && cut_node {
+                    r += 1;
+                }
+                if self.options.lmr_tt_capture && quiet && tt_move.is_some_and(|t| t.is_capture()) {
                     r += 1;
                 }
                 r.clamp(0, new_depth - 1)

@@ -227,6 +227,7 @@ fn pruning_and_reductions_keep_the_mate_in_two() {
         EvalOptions { probcut: true, ..base },
         EvalOptions { lmr: true, lmr_captures: true, ..base },
         EvalOptions { lmr: true, lmr_cut_node: true, ..base },
+        EvalOptions { lmr: true, lmr_tt_capture: true, ..base },
         EvalOptions { pv_table_cuts: false, ..EvalOptions::DEFAULT },
         EvalOptions { staged_tt_move: false, ..EvalOptions::DEFAULT },
         EvalOptions { correction: true, histories: true, ..base },
