@@ -189,7 +189,7 @@ pub static OPTIONS: &[UciOption] = &[
     check("LMRWide", true, "late move reductions from the third move, of quiet checks and killers too", |e, on| {
         e.settings.eval.lmr_wide = on
     }),
-    check("Singular", false, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
+    check("Singular", true, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
         e.settings.eval.singular = on
     }),
     check("SEEOrdering", true, "losing captures (SEE) after quiet moves", |e, on| e.settings.eval.see_ordering = on),

@@ -224,7 +224,6 @@ impl EvalOptions {
     pub const DEFAULT: EvalOptions = EvalOptions {
         futility: false,
         history_pruning: false,
-        singular: false,
         probcut: false,
         lmr_cut_node: false,
         lmr_tt_capture: false,
