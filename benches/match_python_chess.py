@@ -20,14 +20,13 @@ import collections
 import concurrent.futures
 import math
 import os
-import shlex
-import sys
-import threading
 import time
 
 import chess
 import chess.engine
 import chess.pgn
+
+from python_chess_uci import open_engine, parse_options
 
 
 def parse_tc(text):
@@ -36,16 +35,6 @@ def parse_tc(text):
         return float(base), float(inc or 0)
     except ValueError:
         raise SystemExit(f"--tc {text}: expected SECONDS+INCREMENT, e.g. 2+0.02")
-
-
-def parse_options(pairs, flag):
-    options = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"{flag} {pair}: expected NAME=VALUE")
-        options[name] = value
-    return options
 
 
 def read_openings(path, count):
@@ -103,11 +92,13 @@ def play_game(engines, names, opening, tc, margin, number):
 
 def play_pair(args, openings, index, first_options, second_options):
     """Opening `index` twice, colours swapped; fresh engine processes for the pair."""
-    first = chess.engine.SimpleEngine.popen_uci(shlex.split(args.first))
-    second = chess.engine.SimpleEngine.popen_uci(shlex.split(args.second))
+    first = open_engine(args.first, first_options, "--first")
     try:
-        first.configure(first_options)
-        second.configure(second_options)
+        second = open_engine(args.second, second_options, "--second")
+    except SystemExit:
+        first.close()
+        raise
+    try:
         games = []
         for swap in (False, True):
             number = 2 * index + 1 + swap
@@ -171,6 +162,10 @@ def main():
     parser.add_argument("--pgn", help="write the games here")
     parser.add_argument("--force", action="store_true", help="overwrite the --pgn file")
     args = parser.parse_args()
+    if args.concurrency < 1:
+        raise SystemExit(f"--concurrency {args.concurrency}: at least 1")
+    if args.tc[0] <= 0 or args.tc[1] < 0:
+        raise SystemExit("--tc: a positive base time and an increment of 0 or more")
     if args.games <= 0 or args.games % 2:
         raise SystemExit(f"--games {args.games}: a positive even number (pairs of games)")
     if args.pgn and os.path.exists(args.pgn) and not args.force:
@@ -179,18 +174,22 @@ def main():
     second_options = parse_options(args.second_option, "--second-option")
     openings = read_openings(args.openings, args.games // 2)
 
-    pairs, lock = [], threading.Lock()
+    pairs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.concurrency) as pool:
         futures = [pool.submit(play_pair, args, openings, index, first_options, second_options)
                    for index in range(len(openings))]
         for future in concurrent.futures.as_completed(futures):
-            games = future.result()
-            with lock:
-                pairs.append(games)
-                for number, swap, result, reason, _ in games:
-                    white, black = (args.second_name, args.first_name) if swap else (args.first_name, args.second_name)
-                    print(f"game {number:4} ({2 * len(pairs)}/{args.games}): {white} - {black} {result} ({reason})",
-                          flush=True)
+            try:
+                games = future.result()
+            except BaseException:
+                for pending in futures:
+                    pending.cancel()
+                raise
+            pairs.append(games)
+            for number, swap, result, reason, _ in games:
+                white, black = (args.second_name, args.first_name) if swap else (args.first_name, args.second_name)
+                print(f"game {number:4} ({2 * len(pairs)}/{args.games}): {white} - {black} {result} ({reason})",
+                      flush=True)
     pairs.sort(key=lambda games: games[0][0])
     report(pairs, args.first_name)
     if args.pgn:

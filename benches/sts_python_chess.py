@@ -13,13 +13,14 @@ the suite's calibration, as benches/sts_table.py). Needs python-chess (`pip inst
 import argparse
 import json
 import os
-import shlex
 import statistics
 import sys
 import time
 
 import chess
 import chess.engine
+
+from python_chess_uci import open_engine, parse_options
 
 
 def parse_points(ops, line_number):
@@ -48,6 +49,8 @@ def main():
     parser.add_argument("--json", help="write every position's move and points here")
     parser.add_argument("--force", action="store_true", help="overwrite the --json file")
     args = parser.parse_args()
+    if args.movetime <= 0:
+        raise SystemExit(f"--movetime {args.movetime}: a positive number of milliseconds")
     if args.json and os.path.exists(args.json) and not args.force:
         raise SystemExit(f"{args.json} exists (--force overwrites it)")
 
@@ -62,9 +65,8 @@ def main():
                 raise SystemExit(f"{args.epd}:{number}: {error}")
             records.append((number, board, ops, parse_points(ops, number)))
 
-    engine = chess.engine.SimpleEngine.popen_uci(shlex.split(args.engine))
-    options = dict(option.split("=", 1) for option in args.option)
-    engine.configure(options)
+    options = parse_options(args.option, "--option")
+    engine = open_engine(args.engine, options, "--engine")
     themes, results = {}, []
     start = time.monotonic()
     try:
@@ -72,12 +74,12 @@ def main():
             result = engine.play(board, chess.engine.Limit(time=args.movetime / 1000), game=number,
                                  info=chess.engine.INFO_BASIC)
             move = result.move.uci()
-            earned = points.get(move, 0)
+            earned, best = points.get(move, 0), max(points.values())
             theme = themes.setdefault(theme_of(ops), [0, 0, 0, 0])
             theme[0] += 1
             theme[1] += earned
-            theme[2] += max(points.values())
-            theme[3] += earned == max(points.values())
+            theme[2] += best
+            theme[3] += earned == best
             results.append({"line": number, "id": ops.get("id"), "move": move, "points": earned,
                             "depth": result.info.get("depth"), "nodes": result.info.get("nodes")})
             if index % 100 == 0:
