@@ -2,16 +2,13 @@
 //! caused beta cutoffs: butterfly history (side, from, to), capture history (piece,
 //! destination, captured piece), continuation history (this move's piece and destination
 //! after the move one and two plies back) and counter moves (the quiet reply that last
-//! refuted a move), with the pawn-structure correction of the static evaluation
-//! ([`CorrectionHistory`]) that lives and is cleared with them.
+//! refuted a move).
 //!
 //! Updates use gravity: an entry moves toward `±HISTORY_MAX` by the bonus times the share
 //! of the distance still left, so entries stay bounded and recent results weigh more.
 //! The move that cut off gets a bonus; the moves of the same kind tried before it a malus.
 
 use shakmaty::{Color, Move, Role};
-
-use super::correction::CorrectionHistory;
 
 /// Bound of every history entry.
 pub const HISTORY_MAX: i32 = 16_384;
@@ -47,8 +44,6 @@ pub struct Histories {
     capture: Vec<i16>,
     continuation: [Vec<i16>; 2],
     counter: Vec<Option<Move>>,
-    /// The pawn-structure correction of the static evaluation.
-    pub correction: CorrectionHistory,
 }
 
 impl Default for Histories {
@@ -58,7 +53,6 @@ impl Default for Histories {
             capture: vec![0; PIECE_TO * 6],
             continuation: [vec![0; PIECE_TO * PIECE_TO], vec![0; PIECE_TO * PIECE_TO]],
             counter: vec![None; PIECE_TO],
-            correction: CorrectionHistory::default(),
         }
     }
 }
@@ -72,7 +66,6 @@ impl Histories {
             table.fill(0);
         }
         self.counter.fill(None);
-        self.correction.clear();
     }
 
     /// The butterfly history of a quiet move, in `-HISTORY_MAX..=HISTORY_MAX`.
