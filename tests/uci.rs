@@ -439,3 +439,20 @@ fn syzygy_path_reports_its_tables_and_tbhits_and_survives_a_bad_path() {
     assert!(field(info, "tbhits").and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n > 0), "{info}");
     engine.quit();
 }
+
+#[test]
+fn a_first_search_with_many_threads_answers_a_short_movetime_at_once() {
+    // Helpers that were set up inside the first `go` took 9 s at 64 threads, over 60 s at 256.
+    for threads in [64, 256] {
+        let mut engine = Engine::start();
+        engine.send(&format!("setoption name Threads value {threads}"));
+        engine.ready();
+        engine.send("position startpos");
+        let started = Instant::now();
+        let (best, _) = engine.go("movetime 100", Duration::from_secs(60));
+        let elapsed = started.elapsed();
+        assert_legal(&position(START, &[]), &best);
+        assert!(elapsed < Duration::from_secs(5), "Threads {threads}: the first `go movetime 100` took {elapsed:?}");
+        engine.quit();
+    }
+}

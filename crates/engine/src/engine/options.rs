@@ -213,7 +213,7 @@ const OTHERS: &[UciOption] = &[
         e.clear_hash()
     }),
     spin("Threads", (1, 1, 256), "threads of the evaluation search (Lazy SMP)", |e, threads| {
-        e.settings.threads = threads as usize;
+        e.set_threads(threads as usize);
         Ok(())
     }),
     text(

@@ -32,22 +32,49 @@ use crate::position_history::Game;
 use crate::tablebase::SearchProbe;
 use searcher::Searcher;
 
+/// The histories of a search's threads, the main thread's first: one [`Histories`] (a
+/// search on one thread, or helpers that start from empty tables) or a slice of them.
+pub trait ThreadHistories {
+    /// Every thread's histories, the main thread's first.
+    fn all(&mut self) -> &mut [Histories];
+}
+
+impl ThreadHistories for Histories {
+    fn all(&mut self) -> &mut [Histories] {
+        std::slice::from_mut(self)
+    }
+}
+
+impl ThreadHistories for [Histories] {
+    fn all(&mut self) -> &mut [Histories] {
+        self
+    }
+}
+
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
 /// iterative deepening, skipping depths by [`helper_skips`] so that they run ahead of the
 /// main thread, and fill the table for it).
+///
+/// Thread `i` learns into the `i`-th of `histories` (a helper beyond them into empty
+/// tables of its own), halved first under `options.keep_histories` (what earlier searches
+/// learnt still counts, but less), cleared otherwise; a search also starts a new
+/// generation of `tt` (the entries of earlier searches give way first). The main thread
+/// searches at once: a launcher thread starts the helpers beside it (no more once the
+/// search is over), and each helper prepares its state in its own thread, so that many
+/// threads cost the main thread nothing before its first node.
+///
 /// The main thread's result counts unless a helper completed a deeper iteration with a
 /// score at least as good. The node count and the node budget are those of all threads:
-/// every thread stops once their shared count reaches it. The main thread learns into
-/// `histories` (cleared first unless `options.keep_histories`); helpers start from a copy.
-/// With `tablebases`, nodes right after a capture or pawn move that the tables cover score
-/// their outcome. The game's position must have a legal move.
+/// every thread stops once their shared count reaches it. With `tablebases`, nodes right
+/// after a capture or pawn move that the tables cover score their outcome. The game's
+/// position must have a legal move.
 #[allow(clippy::too_many_arguments)]
 pub fn search(
     networks: &Networks,
     game: &Game,
     options: EvalOptions,
     tt: &Table,
-    histories: &mut Histories,
+    histories: &mut (impl ThreadHistories + ?Sized),
     control: &Control,
     threads: usize,
     tablebases: Option<SearchProbe<'_>>,
@@ -56,28 +83,54 @@ pub fn search(
     let search_moves = &control.search_moves;
     let total = AtomicU64::new(0);
     let helpers = control.for_helpers();
-    if !options.keep_histories {
-        histories.clear();
-    }
+    tt.new_search();
+    let (main_histories, helper_histories) = histories.all().split_first_mut().expect("the main thread's histories");
+    let prepare = |histories: &mut Histories| {
+        if options.keep_histories {
+            histories.decay();
+        } else {
+            histories.clear();
+        }
+    };
+    prepare(main_histories);
     let (main, helper_results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads.max(1))
-            .map(|index| {
-                let (total, helpers) = (&total, &helpers);
-                let mut own = Box::new(histories.clone());
-                scope.spawn(move || {
-                    let mut searcher =
-                        Searcher::new(networks, game, options, tt, &mut own, helpers, total, search_moves);
-                    searcher.tablebases = tablebases;
-                    searcher.iterate(index, &mut |_| {})
-                })
+        let (total, helpers) = (&total, &helpers);
+        let launcher = (threads > 1).then(|| {
+            scope.spawn(move || {
+                let mut kept = helper_histories.iter_mut();
+                let mut handles = Vec::with_capacity(threads - 1);
+                for index in 1..threads {
+                    if helpers.stopped() {
+                        break;
+                    }
+                    let own = kept.next();
+                    handles.push(scope.spawn(move || {
+                        let mut fresh: Option<Box<Histories>> = None;
+                        let own = match own {
+                            Some(own) => {
+                                prepare(own);
+                                own
+                            }
+                            None => &mut **fresh.insert(Box::default()),
+                        };
+                        let mut searcher = Searcher::new(networks, game, options, tt, own, helpers, total, search_moves);
+                        searcher.tablebases = tablebases;
+                        searcher.iterate(index, &mut |_| {})
+                    }));
+                }
+                let join = |h: std::thread::ScopedJoinHandle<'_, SearchResult>| {
+                    h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                };
+                handles.into_iter().map(join).collect::<Vec<_>>()
             })
-            .collect();
-        let mut main = Searcher::new(networks, game, options, tt, histories, control, &total, search_moves);
+        });
+        let mut main = Searcher::new(networks, game, options, tt, main_histories, control, total, search_moves);
         main.tablebases = tablebases;
         let result = main.iterate(0, &mut *reporter);
         helpers.stop();
-        let helper_results: Vec<SearchResult> =
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect();
+        let helper_results = launcher
+            .map(|l| l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .unwrap_or_default();
         (result, helper_results)
     });
     let nodes = total.load(Ordering::Relaxed);

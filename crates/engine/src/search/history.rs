@@ -68,6 +68,17 @@ impl Histories {
         self.counter.fill(None);
     }
 
+    /// Halves every history (counter moves stay): what earlier searches learnt still
+    /// orders moves, but the next search's own results soon outweigh it, so that a search
+    /// of an unrelated position is not steered by stale tables.
+    pub fn decay(&mut self) {
+        for table in [&mut self.butterfly, &mut self.capture].into_iter().chain(self.continuation.iter_mut()) {
+            for entry in table.iter_mut() {
+                *entry /= 2;
+            }
+        }
+    }
+
     /// The butterfly history of a quiet move, in `-HISTORY_MAX..=HISTORY_MAX`.
     pub fn butterfly(&self, turn: Color, m: &Move) -> i32 {
         i32::from(self.butterfly[butterfly_index(turn, m)])
@@ -219,5 +230,25 @@ mod tests {
         assert_eq!(plain.butterfly(Color::White, &b), 0);
         assert_eq!(plain.quiet(Color::White, &a, previous), plain.butterfly(Color::White, &a));
         assert_eq!(plain.counter(previous), None);
+    }
+
+    #[test]
+    fn decay_halves_every_history_and_keeps_the_counter_moves() {
+        let (a, b, c) = first_moves();
+        let mut histories = Histories::default();
+        let previous = [Some(PieceTo::of(Color::Black, &c)), None];
+        let capture = Chess::default().legal_moves()[3];
+        for _ in 0..3 {
+            histories.reward(Color::White, &a, &[b], &[capture], previous, 6, true);
+        }
+        let before = (histories.butterfly(Color::White, &a), histories.quiet(Color::White, &b, previous));
+        let capture_before = histories.capture(Color::White, &capture);
+        assert!(before.0 > 0 && before.1 < 0 && capture_before < 0, "{before:?} {capture_before}");
+        histories.decay();
+        assert_eq!(histories.butterfly(Color::White, &a), before.0 / 2);
+        assert_eq!(histories.capture(Color::White, &capture), capture_before / 2);
+        // Each of the three tables summed in `quiet` is halved (rounding toward zero).
+        assert!((histories.quiet(Color::White, &b, previous) - before.1 / 2).abs() <= 1);
+        assert_eq!(histories.counter(previous), Some(a));
     }
 }

@@ -24,6 +24,8 @@ impl Searcher<'_> {
         let lines = self.control.multipv.clamp(1, root_moves.max(1));
         let mut completed: Option<SearchResult> = None;
         let mut previous = vec![0; lines];
+        // The lines last reported: (score, principal variation, depth).
+        let mut reported: Vec<(i32, Vec<Move>, i32)> = Vec::new();
         let game_ply = 2 * (root.fullmoves().get() - 1) + u32::from(root.turn().is_black());
         for depth in 1..=max_depth {
             if depth < max_depth && helper_skips(helper, depth, game_ply) {
@@ -58,16 +60,16 @@ impl Searcher<'_> {
             for (center, (score, _)) in previous.iter_mut().zip(&found) {
                 *center = *score;
             }
-            let hashfull = self.options.tt.then(|| self.tt.hashfull());
-            for (line, (score, pv)) in found.iter().enumerate() {
-                let result = self.result(*score, pv.clone(), depth);
-                let time_ms = self.control.elapsed_ms();
-                let info =
-                    Info::new(depth as u32, self.seldepth as u32, result.score, result.nodes, time_ms, result.pv);
-                reporter(&Report::Info(Info { multipv: line as u32 + 1, hashfull, ..info }));
-            }
+            let finished = found.len() == lines;
+            // An iteration cut short reports the lines it finished, then those of the
+            // previous iteration that it did not reach (as Stockfish does).
+            let mut report: Vec<(i32, Vec<Move>, i32)> =
+                found.iter().map(|(score, pv)| (*score, pv.clone(), depth)).collect();
+            let unreached = reported.iter().filter(|(_, pv, _)| found.iter().all(|(_, f)| f[0] != pv[0]));
+            report.extend(unreached.take(lines - found.len()).cloned());
+            self.report(&report, &mut *reporter);
+            reported = report;
             let (score, pv) = found.swap_remove(0);
-            let finished = found.len() + 1 == lines;
             completed = Some(self.result(score, pv, depth));
             if !finished || !self.control.another_iteration() {
                 break;
@@ -79,6 +81,17 @@ impl Searcher<'_> {
             let best = self.search_moves.first().copied().unwrap_or(moves[0]);
             SearchResult { best, score: Score::Cp(0), pv: vec![best], depth: 0, nodes: self.total() }
         })
+    }
+
+    /// Reports `lines` (score, principal variation, depth), numbered from 1.
+    fn report(&self, lines: &[(i32, Vec<Move>, i32)], reporter: Reporter<'_>) {
+        let hashfull = self.options.tt.then(|| self.tt.hashfull());
+        for (line, (score, pv, depth)) in lines.iter().enumerate() {
+            let result = self.result(*score, pv.clone(), *depth);
+            let time_ms = self.control.elapsed_ms();
+            let info = Info::new(result.depth, self.seldepth as u32, result.score, result.nodes, time_ms, result.pv);
+            reporter(&Report::Info(Info { multipv: line as u32 + 1, hashfull, ..info }));
+        }
     }
 
     /// Whether the root move `m` is left out: not among `go searchmoves`, or the first

@@ -52,7 +52,7 @@ pub(super) struct Searcher<'a> {
     /// Root moves left out of the current `MultiPV` line: the earlier lines' first moves.
     pub(super) excluded: Vec<Move>,
     pub(super) pv: Vec<Vec<Move>>,
-    pub(super) nodes: u64,
+    /// Nodes of this thread not yet added to the shared count.
     unflushed: u64,
     pub(super) seldepth: usize,
     pub(super) aborted: bool,
@@ -96,7 +96,6 @@ impl<'a> Searcher<'a> {
             excluded: Vec::new(),
             pv: (0..=MAX_PLY).map(|_| Vec::with_capacity(MAX_PLY)).collect(),
             root,
-            nodes: 0,
             unflushed: 0,
             seldepth: 0,
             aborted: false,
@@ -116,7 +115,6 @@ impl<'a> Searcher<'a> {
 
     /// Counts a node; sets `aborted` when a limit is reached.
     pub(super) fn visit(&mut self, ply: usize) {
-        self.nodes += 1;
         self.unflushed += 1;
         self.seldepth = self.seldepth.max(ply);
         if self.unflushed >= POLL_INTERVAL {

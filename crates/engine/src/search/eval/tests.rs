@@ -122,6 +122,7 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let result = search(
         &networks,
         &game,
+        EvalOptions::DEFAULT,
         &tt,
         &mut Histories::default(),
         &Control::unlimited(Some(3)),
@@ -293,4 +294,33 @@ fn every_pruning_on_still_finds_longer_mates() {
         let result = run(&networks, fen, &[], EvalOptions::DEFAULT, 2 * mate as u32 + 2);
         assert_eq!((result.score, uci_move(&result.best)), (Score::Mate(mate), first.to_string()), "{fen}");
     }
+}
+
+#[test]
+fn multipv_cut_short_reports_every_line_it_has() {
+    let networks = networks();
+    let game = Game::from_uci(None, &["e2e4", "e7e5"]).unwrap();
+    let mut cut_short = 0;
+    for budget in (3_000..60_000).step_by(1_900) {
+        let limits = Limits { nodes: Some(budget), ..Limits::default() };
+        let control = Control::new(&limits, game.position().turn(), Duration::ZERO, Default::default()).with_multipv(3);
+        let mut infos = Vec::new();
+        let tt = Table::new(4);
+        let mut histories = Histories::default();
+        search(&networks, &game, EvalOptions::DEFAULT, &tt, &mut histories, &control, 1, None, &mut |report| {
+            if let Report::Info(info) = report {
+                infos.push(info.clone());
+            }
+        });
+        if infos.len() < 3 {
+            continue;
+        }
+        // The last report holds the three lines, numbered in order, with distinct moves,
+        // however far the last iteration got.
+        let last = &infos[infos.len() - 3..];
+        assert_eq!(last.iter().map(|i| i.multipv).collect::<Vec<_>>(), [1, 2, 3], "{budget}: {last:#?}");
+        assert!(last[0].pv[0] != last[1].pv[0] && last[1].pv[0] != last[2].pv[0] && last[0].pv[0] != last[2].pv[0]);
+        cut_short += usize::from(last[0].depth != last[2].depth);
+    }
+    assert!(cut_short > 0, "some budget ends an iteration between its lines");
 }
