@@ -326,15 +326,28 @@ fn multipv_wdl_hashfull_and_clear_hash() {
     };
     let full = hashfull(&lines);
     assert!(full > 10, "{full}");
-    // The table keeps what it learnt, until `Clear Hash`.
+    // The table keeps what it learnt, until `Clear Hash`: the same search again takes
+    // fewer nodes, and as many as a fresh engine's after it. `hashfull` counts the entries
+    // of the current search only.
     engine.send("setoption name MultiPV value 1");
     engine.send("setoption name UCI_ShowWDL value false");
-    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
-    assert!(hashfull(&lines) >= full && !lines.iter().any(|l| l.contains(" wdl ")), "{lines:#?}");
-    assert_eq!(lines.iter().filter(|l| l.starts_with("info depth 1 ")).count(), 1);
+    let nodes = |lines: &[String]| -> u64 {
+        let line = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+        field(line, "nodes").unwrap().parse().unwrap()
+    };
+    let (_, warm) = engine.go("depth 5", Duration::from_secs(60));
+    assert!(!warm.iter().any(|l| l.contains(" wdl ")), "{warm:#?}");
+    assert_eq!(warm.iter().filter(|l| l.starts_with("info depth 5 ")).count(), 1);
+    assert!(hashfull(&warm) <= full, "{warm:#?}");
     engine.send("setoption name Clear Hash");
-    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
-    assert!(hashfull(&lines) < full / 4, "{lines:#?}");
+    let (_, cleared) = engine.go("depth 5", Duration::from_secs(60));
+    assert!(nodes(&warm) < nodes(&cleared), "{warm:#?} {cleared:#?}");
+    let mut fresh = Engine::start();
+    fresh.send("setoption name Hash value 1");
+    fresh.send("position startpos moves e2e4");
+    let (_, first) = fresh.go("depth 5", Duration::from_secs(60));
+    assert_eq!(nodes(&cleared), nodes(&first), "Clear Hash leaves nothing behind");
+    fresh.quit();
     engine.quit();
 }
 

@@ -140,17 +140,15 @@ pub static OPTIONS: &[UciOption] =
     &joined::<{ SEARCH.len() + EVAL_SWITCHES.len() + OTHERS.len() }>([SEARCH, EVAL_SWITCHES, OTHERS]);
 
 /// The choice of the search.
-const SEARCH: &[UciOption] = &[
-    combo(
-        "Search",
-        ("eval", &["compare", "eval", "mcts", "policy"]),
-        "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
-        |e, i| {
-            e.settings.search =
-                [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
-        },
-    ),
-];
+const SEARCH: &[UciOption] = &[combo(
+    "Search",
+    ("eval", &["compare", "eval", "mcts", "policy"]),
+    "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
+    |e, i| {
+        e.settings.search =
+            [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
+    },
+)];
 
 /// The check options of the evaluation search's switches, from their one declaration.
 macro_rules! switch_options {

@@ -113,7 +113,8 @@ pub fn search(
                             }
                             None => &mut **fresh.insert(Box::default()),
                         };
-                        let mut searcher = Searcher::new(networks, game, options, tt, own, helpers, total, search_moves);
+                        let mut searcher =
+                            Searcher::new(networks, game, options, tt, own, helpers, total, search_moves);
                         searcher.tablebases = tablebases;
                         searcher.iterate(index, &mut |_| {})
                     }));
@@ -128,9 +129,8 @@ pub fn search(
         main.tablebases = tablebases;
         let result = main.iterate(0, &mut *reporter);
         helpers.stop();
-        let helper_results = launcher
-            .map(|l| l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .unwrap_or_default();
+        let helper_results =
+            launcher.map(|l| l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).unwrap_or_default();
         (result, helper_results)
     });
     let nodes = total.load(Ordering::Relaxed);

@@ -258,11 +258,8 @@ impl Searcher<'_> {
                 && depth <= params.see_pruning_depth
                 && (late_quiet || !quiet)
             {
-                let threshold = if quiet {
-                    -params.see_quiet_margin * depth * depth
-                } else {
-                    -params.see_capture_margin * depth
-                };
+                let threshold =
+                    if quiet { -params.see_quiet_margin * depth * depth } else { -params.see_capture_margin * depth };
                 if see(position, &m) < threshold {
                     continue;
                 }

@@ -136,6 +136,9 @@ mod tests {
     fn spsa_inputs_list_every_number_with_its_range() {
         let text = Params::DEFAULT.spsa_inputs();
         assert_eq!(text.lines().count(), Params::RANGES.len());
-        assert!(text.starts_with("rfp_depth, int, 8, 1, 16, 1, 0.002\nrfp_margin, int, 80, 20, 200, 8, 0.002\n"), "{text}");
+        assert!(
+            text.starts_with("rfp_depth, int, 8, 1, 16, 1, 0.002\nrfp_margin, int, 80, 20, 200, 8, 0.002\n"),
+            "{text}"
+        );
     }
 }
