@@ -6,7 +6,7 @@
 //! ([`Params`]); mate distance pruning is always on (it never changes a value). The
 //! defaults are chosen by SPRT (docs/engine.md).
 //!
-//! One job a file: this one drives the threads; [`deepening`] runs iterative deepening,
+//! One job a file: this one drives the threads; `deepening` runs iterative deepening,
 //! `negamax` the main search, `quiescence` the quiescence search and `picker` orders the
 //! moves, on the per-thread state of `searcher`.
 
@@ -52,7 +52,7 @@ impl ThreadHistories for [Histories] {
 }
 
 /// Searches `game` with `threads` threads sharing `tt` (Lazy SMP: helpers run their own
-/// iterative deepening, skipping depths by [`helper_skips`] so that they run ahead of the
+/// iterative deepening, skipping depths by `helper_skips` so that they run ahead of the
 /// main thread, and fill the table for it).
 ///
 /// Thread `i` learns into the `i`-th of `histories` (a helper beyond them into empty
@@ -119,18 +119,14 @@ pub fn search(
                         searcher.iterate(index, &mut |_| {})
                     }));
                 }
-                let join = |h: std::thread::ScopedJoinHandle<'_, SearchResult>| {
-                    h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                };
-                handles.into_iter().map(join).collect::<Vec<_>>()
+                handles.into_iter().map(joined).collect::<Vec<_>>()
             })
         });
         let mut main = Searcher::new(networks, game, options, tt, main_histories, control, total, search_moves);
         main.tablebases = tablebases;
         let result = main.iterate(0, &mut *reporter);
         helpers.stop();
-        let helper_results =
-            launcher.map(|l| l.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).unwrap_or_default();
+        let helper_results = launcher.map(joined).unwrap_or_default();
         (result, helper_results)
     });
     let nodes = total.load(Ordering::Relaxed);
@@ -147,6 +143,11 @@ pub fn search(
         }
         None => SearchResult { nodes, ..main },
     }
+}
+
+/// The result of a finished thread (its panic, if it panicked, goes on in this one).
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Whether helper thread `helper` (1, 2, ...; the main thread is 0) leaves out iteration

@@ -1,4 +1,4 @@
-//! The evaluation search's switches, declared once: [`eval_switches!`] lists them (field,
+//! The evaluation search's switches, declared once: `eval_switches!` lists them (field,
 //! UCI option, default, value in [`EvalOptions::PLAIN`], description) and generates both
 //! [`EvalOptions`] here and the UCI check options of the engine's option table.
 //!
