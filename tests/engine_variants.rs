@@ -45,7 +45,6 @@ fn variants() -> Vec<(Vec<(&'static str, &'static str)>, Limits)> {
             ("LMR", "false"),
             ("LMP", "false"),
             ("SEE", "false"),
-            ("Futility", "false"),
             ("OrderingDepth", "1"),
         ],
         depth(3),

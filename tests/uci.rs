@@ -326,15 +326,28 @@ fn multipv_wdl_hashfull_and_clear_hash() {
     };
     let full = hashfull(&lines);
     assert!(full > 10, "{full}");
-    // The table keeps what it learnt, until `Clear Hash`.
+    // The table keeps what it learnt, until `Clear Hash`: the same search again takes
+    // fewer nodes, and as many as a fresh engine's after it. `hashfull` counts the entries
+    // of the current search only.
     engine.send("setoption name MultiPV value 1");
     engine.send("setoption name UCI_ShowWDL value false");
-    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
-    assert!(hashfull(&lines) >= full && !lines.iter().any(|l| l.contains(" wdl ")), "{lines:#?}");
-    assert_eq!(lines.iter().filter(|l| l.starts_with("info depth 1 ")).count(), 1);
+    let nodes = |lines: &[String]| -> u64 {
+        let line = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+        field(line, "nodes").unwrap().parse().unwrap()
+    };
+    let (_, warm) = engine.go("depth 5", Duration::from_secs(60));
+    assert!(!warm.iter().any(|l| l.contains(" wdl ")), "{warm:#?}");
+    assert_eq!(warm.iter().filter(|l| l.starts_with("info depth 5 ")).count(), 1);
+    assert!(hashfull(&warm) <= full, "{warm:#?}");
     engine.send("setoption name Clear Hash");
-    let (_, lines) = engine.go("depth 1", Duration::from_secs(30));
-    assert!(hashfull(&lines) < full / 4, "{lines:#?}");
+    let (_, cleared) = engine.go("depth 5", Duration::from_secs(60));
+    assert!(nodes(&warm) < nodes(&cleared), "{warm:#?} {cleared:#?}");
+    let mut fresh = Engine::start();
+    fresh.send("setoption name Hash value 1");
+    fresh.send("position startpos moves e2e4");
+    let (_, first) = fresh.go("depth 5", Duration::from_secs(60));
+    assert_eq!(nodes(&cleared), nodes(&first), "Clear Hash leaves nothing behind");
+    fresh.quit();
     engine.quit();
 }
 
@@ -438,4 +451,21 @@ fn syzygy_path_reports_its_tables_and_tbhits_and_survives_a_bad_path() {
     let info = lines.iter().rev().find(|l| l.contains(" score ")).unwrap();
     assert!(field(info, "tbhits").and_then(|n| n.parse::<u64>().ok()).is_some_and(|n| n > 0), "{info}");
     engine.quit();
+}
+
+#[test]
+fn a_first_search_with_many_threads_answers_a_short_movetime_at_once() {
+    // Helpers that were set up inside the first `go` took 9 s at 64 threads, over 60 s at 256.
+    for threads in [64, 256] {
+        let mut engine = Engine::start();
+        engine.send(&format!("setoption name Threads value {threads}"));
+        engine.ready();
+        engine.send("position startpos");
+        let started = Instant::now();
+        let (best, _) = engine.go("movetime 100", Duration::from_secs(60));
+        let elapsed = started.elapsed();
+        assert_legal(&position(START, &[]), &best);
+        assert!(elapsed < Duration::from_secs(5), "Threads {threads}: the first `go movetime 100` took {elapsed:?}");
+        engine.quit();
+    }
 }

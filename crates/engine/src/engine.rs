@@ -78,9 +78,9 @@ pub struct Engine {
     networks: Networks,
     /// The evaluation search's table (`Hash` MB).
     tt: Table,
-    /// The evaluation search's histories, kept between the moves of a game when the
-    /// `KeepHistories` option says so.
-    histories: Box<Histories>,
+    /// The evaluation search's histories, one per thread (`Threads`, allocated when it is
+    /// set), kept (halved) between the moves of a game when the `KeepHistories` option says so.
+    histories: Vec<Histories>,
     /// The comparison search's table (`Hash` MB).
     compare_table: CompareTable,
     /// The MCTS player, with its settings and the tree kept between moves.
@@ -109,7 +109,7 @@ impl Engine {
             },
             networks,
             tt: Table::new(DEFAULT_HASH_MB),
-            histories: Box::default(),
+            histories: vec![Histories::default()],
             compare_table: CompareTable::new(DEFAULT_HASH_MB),
             mcts: Mcts::new(MctsOptions::default(), 0),
             tablebases: None,
@@ -145,10 +145,11 @@ impl Engine {
     }
 
     /// Empties the tables (keeping their memory) and drops the MCTS tree (`Clear Hash`).
-    /// Histories, killers and counter moves live only as long as one search.
+    /// The histories and counter moves are emptied too; killers live only as long as one
+    /// search.
     pub fn clear_hash(&mut self) {
         self.tt.clear();
-        self.histories.clear();
+        self.histories.iter_mut().for_each(Histories::clear);
         self.compare_table.clear();
         self.mcts.clear();
     }
@@ -183,6 +184,13 @@ impl Engine {
         self.notes.push(tables.summary());
         self.tablebases = Some(tables);
         Ok(())
+    }
+
+    /// `threads` threads for the evaluation search (`Threads`), with their histories
+    /// allocated now rather than in the first search.
+    fn set_threads(&mut self, threads: usize) {
+        self.settings.threads = threads;
+        self.histories.resize_with(threads.max(1), Histories::default);
     }
 
     /// New, empty tables of `megabytes` MB each (the `Hash` option); when the memory cannot
@@ -257,7 +265,7 @@ impl Engine {
         };
         let mut result = match settings.search {
             SearchKind::EvalAlphaBeta => {
-                let tables = (&self.tt, &mut *self.histories);
+                let tables = (&self.tt, &mut self.histories[..]);
                 eval::search(
                     &self.networks,
                     game,

@@ -2,30 +2,35 @@
 //! allowed values, a line of documentation and its effect on the engine. The table makes
 //! the `option name … type …` lines sent after `uci`, checks and applies `setoption`, and
 //! is what `deepchess sts`, `deepchess match` and the tests read. Adding an option is
-//! one entry in [`OPTIONS`].
+//! one entry in [`OPTIONS`] (a switch of the evaluation search: one line of
+//! [`eval_switches!`](crate::search::eval::switches)).
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::{DEFAULT_HASH_MB, Engine, SearchKind};
 use crate::nn::Networks;
-use crate::search::eval::DEFAULT_PREDICTOR_DEPTH;
+use crate::search::eval::{DEFAULT_PREDICTOR_DEPTH, eval_switches};
 use crate::search::mcts::{FinalMove, LeafEval};
 use crate::search::policy::PolicyMode;
 
 /// What an option does to the engine, given a value already checked against the option's
 /// type; only the engine calls it.
+#[derive(Clone, Copy)]
 pub struct Effect<T>(fn(&mut Engine, T));
 
 /// What a string option does to the engine: it reads the text itself and says what is
 /// wrong with it (the error is prefixed with the option's name).
+#[derive(Clone, Copy)]
 pub struct TextEffect(fn(&mut Engine, &str) -> Result<(), String>);
 
 /// What a spin option does to the engine, given a value in range: it may still refuse it
 /// (a table too large to allocate) and say why; a refused value changes nothing.
+#[derive(Clone, Copy)]
 pub struct SpinEffect(fn(&mut Engine, i64) -> Result<(), String>);
 
 /// An option's UCI type, with its default, its allowed values and its effect.
+#[derive(Clone, Copy)]
 pub enum OptionType {
     /// On or off: `true` or `false` (any case).
     Check {
@@ -82,6 +87,7 @@ impl OptionType {
 }
 
 /// One UCI option.
+#[derive(Clone, Copy)]
 pub struct UciOption {
     /// The name announced after `uci`.
     pub name: &'static str,
@@ -128,98 +134,34 @@ const fn text(
     UciOption { name, aliases: &[], doc, kind: OptionType::String { default, effect: TextEffect(effect) } }
 }
 
-/// Every option, in the order announced after `uci`.
-pub static OPTIONS: &[UciOption] = &[
-    combo(
-        "Search",
-        ("eval", &["compare", "eval", "mcts", "policy"]),
-        "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
-        |e, i| {
-            e.settings.search =
-                [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
-        },
-    ),
-    check("TT", true, "transposition table (both alpha-beta searches)", |e, on| e.settings.eval.tt = on),
-    check("Ordering", true, "move ordering by the move predictors (both alpha-beta searches)", |e, on| {
-        e.settings.eval.ordering = on
-    }),
-    check("PVS", true, "principal variation search", |e, on| e.settings.eval.pvs = on),
-    check("NullMove", true, "null-move pruning", |e, on| e.settings.eval.null_move = on),
-    check("Killers", true, "killer moves and the history heuristic", |e, on| e.settings.eval.killers = on),
-    check("CheckExtensions", true, "one ply more in check", |e, on| e.settings.eval.check_extensions = on),
-    check("Aspiration", true, "aspiration windows", |e, on| e.settings.eval.aspiration = on),
-    check("LMR", true, "late move reductions", |e, on| e.settings.eval.lmr = on),
-    check("LMP", true, "late move pruning", |e, on| e.settings.eval.lmp = on),
-    check("SEE", true, "static exchange evaluation: losing captures skipped in quiescence", |e, on| {
-        e.settings.eval.see = on
-    }),
-    check("Futility", false, "futility, reverse futility and delta pruning", |e, on| e.settings.eval.futility = on),
-    check(
-        "Histories",
-        true,
-        "capture and continuation histories, counter moves, maluses, history-adjusted reductions",
-        |e, on| e.settings.eval.histories = on,
-    ),
-    check("RFP", true, "reverse futility pruning with an improving term", |e, on| e.settings.eval.rfp = on),
-    check("IIR", true, "internal iterative reduction at nodes without a table move", |e, on| e.settings.eval.iir = on),
-    check("QuiescenceTT", true, "transposition table in quiescence, table bounds sharpen the static eval", |e, on| {
-        e.settings.eval.qs_tt = on
-    }),
-    check("SEEPruning", true, "captures and quiet moves losing material by SEE pruned near the leaves", |e, on| {
-        e.settings.eval.see_pruning = on
-    }),
-    check("HistoryPruning", false, "quiet moves with a bad history pruned near the leaves", |e, on| {
-        e.settings.eval.history_pruning = on
-    }),
-    check("Razoring", true, "a static eval far below alpha near the leaves checked by quiescence alone", |e, on| {
-        e.settings.eval.razoring = on
-    }),
-    check("LMPImproving", true, "late move pruning to depth 8, half the moves when not improving", |e, on| {
-        e.settings.eval.lmp_improving = on
-    }),
-    check("LMRImproving", true, "late move reductions one ply deeper when not improving", |e, on| {
-        e.settings.eval.lmr_improving = on
-    }),
-    check(
-        "NullMoveDynamic",
-        true,
-        "null-move reduction 3 + depth/3 + min((eval - beta)/200, 3) instead of 2 + depth/4",
-        |e, on| e.settings.eval.null_move_dynamic = on,
-    ),
-    check("LMRWide", true, "late move reductions from the third move, of quiet checks and killers too", |e, on| {
-        e.settings.eval.lmr_wide = on
-    }),
-    check("Singular", true, "singular extensions, multi-cut and negative extensions of the table move", |e, on| {
-        e.settings.eval.singular = on
-    }),
-    check("SEEOrdering", true, "losing captures (SEE) after quiet moves", |e, on| e.settings.eval.see_ordering = on),
-    check("ProbCut", false, "ProbCut at depth 5 and more", |e, on| e.settings.eval.probcut = on),
-    check("LMRCaptures", false, "losing captures (SEE) reduced too", |e, on| e.settings.eval.lmr_captures = on),
-    check("LMRCutNode", false, "late move reductions one ply deeper at expected cut nodes", |e, on| {
-        e.settings.eval.lmr_cut_node = on
-    }),
-    check(
-        "LMRTTCapture",
-        false,
-        "late move reductions one ply deeper for quiet moves after a capture table move",
-        |e, on| e.settings.eval.lmr_tt_capture = on,
-    ),
-    check("StagedTTMove", true, "the table move searched before the other moves are scored", |e, on| {
-        e.settings.eval.staged_tt_move = on
-    }),
-    check("PVTableCuts", true, "transposition-table cutoffs at PV nodes too", |e, on| {
-        e.settings.eval.pv_table_cuts = on
-    }),
-    check("Correction", false, "pawn correction history", |e, on| e.settings.eval.correction = on),
-    check("KeepHistories", true, "histories kept from one search to the next of a game", |e, on| {
-        e.settings.eval.keep_histories = on
-    }),
-    check(
-        "TimeManagement",
-        false,
-        "soft time limit scaled by best-move stability, score drops and the best move's node share",
-        |e, on| e.settings.eval.time_management = on,
-    ),
+/// Every option, in the order announced after `uci`: the search, the evaluation search's
+/// switches, the rest.
+pub static OPTIONS: &[UciOption] =
+    &joined::<{ SEARCH.len() + EVAL_SWITCHES.len() + OTHERS.len() }>([SEARCH, EVAL_SWITCHES, OTHERS]);
+
+/// The choice of the search.
+const SEARCH: &[UciOption] = &[combo(
+    "Search",
+    ("eval", &["compare", "eval", "mcts", "policy"]),
+    "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
+    |e, i| {
+        e.settings.search =
+            [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
+    },
+)];
+
+/// The check options of the evaluation search's switches, from their one declaration.
+macro_rules! switch_options {
+    ($($field:ident, $name:literal, $default:literal, $plain:literal, $doc:literal;)*) => {
+        &[$(check($name, $default, $doc, |e, on| e.settings.eval.$field = on),)*]
+    };
+}
+
+/// The evaluation search's switches.
+const EVAL_SWITCHES: &[UciOption] = eval_switches!(switch_options);
+
+/// The options after the switches.
+const OTHERS: &[UciOption] = &[
     spin(
         "OrderingDepth",
         (DEFAULT_PREDICTOR_DEPTH as i64, 1, 64),
@@ -269,7 +211,7 @@ pub static OPTIONS: &[UciOption] = &[
         e.clear_hash()
     }),
     spin("Threads", (1, 1, 256), "threads of the evaluation search (Lazy SMP)", |e, threads| {
-        e.settings.threads = threads as usize;
+        e.set_threads(threads as usize);
         Ok(())
     }),
     text(
@@ -345,6 +287,23 @@ pub static OPTIONS: &[UciOption] = &[
         Ok(())
     }),
 ];
+
+/// `parts` one after the other (`N` is the sum of their lengths).
+const fn joined<const N: usize>(parts: [&[UciOption]; 3]) -> [UciOption; N] {
+    let mut out = [parts[0][0]; N];
+    let (mut filled, mut part) = (0, 0);
+    while part < parts.len() {
+        let mut i = 0;
+        while i < parts[part].len() {
+            out[filled] = parts[part][i];
+            filled += 1;
+            i += 1;
+        }
+        part += 1;
+    }
+    assert!(filled == N, "N is the sum of the parts' lengths");
+    out
+}
 
 /// Most lines `MultiPV` takes (more than any position's legal moves).
 pub const MAX_MULTIPV: i64 = 256;
@@ -457,7 +416,7 @@ mod tests {
         for line in [
             "option name Search type combo default eval var compare var eval var mcts var policy",
             "option name TT type check default true",
-            "option name Futility type check default false",
+            "option name Singular type check default true",
             "option name OrderingDepth type spin default 4 min 1 max 64",
             "option name MctsC type string default 1.41",
             "option name Hash type spin default 16 min 1 max 65536",

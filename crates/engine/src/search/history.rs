@@ -2,16 +2,13 @@
 //! caused beta cutoffs: butterfly history (side, from, to), capture history (piece,
 //! destination, captured piece), continuation history (this move's piece and destination
 //! after the move one and two plies back) and counter moves (the quiet reply that last
-//! refuted a move), with the pawn-structure correction of the static evaluation
-//! ([`CorrectionHistory`]) that lives and is cleared with them.
+//! refuted a move).
 //!
 //! Updates use gravity: an entry moves toward `±HISTORY_MAX` by the bonus times the share
 //! of the distance still left, so entries stay bounded and recent results weigh more.
 //! The move that cut off gets a bonus; the moves of the same kind tried before it a malus.
 
 use shakmaty::{Color, Move, Role};
-
-use super::correction::CorrectionHistory;
 
 /// Bound of every history entry.
 pub const HISTORY_MAX: i32 = 16_384;
@@ -47,8 +44,6 @@ pub struct Histories {
     capture: Vec<i16>,
     continuation: [Vec<i16>; 2],
     counter: Vec<Option<Move>>,
-    /// The pawn-structure correction of the static evaluation.
-    pub correction: CorrectionHistory,
 }
 
 impl Default for Histories {
@@ -58,7 +53,6 @@ impl Default for Histories {
             capture: vec![0; PIECE_TO * 6],
             continuation: [vec![0; PIECE_TO * PIECE_TO], vec![0; PIECE_TO * PIECE_TO]],
             counter: vec![None; PIECE_TO],
-            correction: CorrectionHistory::default(),
         }
     }
 }
@@ -72,7 +66,17 @@ impl Histories {
             table.fill(0);
         }
         self.counter.fill(None);
-        self.correction.clear();
+    }
+
+    /// Halves every history (counter moves stay): what earlier searches learnt still
+    /// orders moves, but the next search's own results soon outweigh it, so that a search
+    /// of an unrelated position is not steered by stale tables.
+    pub fn decay(&mut self) {
+        for table in [&mut self.butterfly, &mut self.capture].into_iter().chain(self.continuation.iter_mut()) {
+            for entry in table.iter_mut() {
+                *entry /= 2;
+            }
+        }
     }
 
     /// The butterfly history of a quiet move, in `-HISTORY_MAX..=HISTORY_MAX`.
@@ -226,5 +230,25 @@ mod tests {
         assert_eq!(plain.butterfly(Color::White, &b), 0);
         assert_eq!(plain.quiet(Color::White, &a, previous), plain.butterfly(Color::White, &a));
         assert_eq!(plain.counter(previous), None);
+    }
+
+    #[test]
+    fn decay_halves_every_history_and_keeps_the_counter_moves() {
+        let (a, b, c) = first_moves();
+        let mut histories = Histories::default();
+        let previous = [Some(PieceTo::of(Color::Black, &c)), None];
+        let capture = Chess::default().legal_moves()[3];
+        for _ in 0..3 {
+            histories.reward(Color::White, &a, &[b], &[capture], previous, 6, true);
+        }
+        let before = (histories.butterfly(Color::White, &a), histories.quiet(Color::White, &b, previous));
+        let capture_before = histories.capture(Color::White, &capture);
+        assert!(before.0 > 0 && before.1 < 0 && capture_before < 0, "{before:?} {capture_before}");
+        histories.decay();
+        assert_eq!(histories.butterfly(Color::White, &a), before.0 / 2);
+        assert_eq!(histories.capture(Color::White, &capture), capture_before / 2);
+        // Each of the three tables summed in `quiet` is halved (rounding toward zero).
+        assert!((histories.quiet(Color::White, &b, previous) - before.1 / 2).abs() <= 1);
+        assert_eq!(histories.counter(previous), Some(a));
     }
 }

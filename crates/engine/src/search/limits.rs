@@ -26,8 +26,8 @@ impl Ponder {
 }
 
 /// Moves to share the clock over when `go` gives no `movestogo` (sudden death, with or
-/// without increment). 20 since stop 31 (30 before, which left about 4 s of a 10 s + 0.1 s
-/// clock unused at the end of a game).
+/// without increment). 20 (30 left about 4 s of a 10 s + 0.1 s clock unused at the end of a
+/// game).
 pub const DEFAULT_MOVES_TO_GO: u32 = 20;
 
 /// The limits of one `go` command.
@@ -226,13 +226,6 @@ impl Control {
     /// clock it stops after 60% of the soft limit, since the next iteration would
     /// likely take longer than all before it; with a fixed move time it uses all of it.
     pub fn another_iteration(&self) -> bool {
-        self.another_iteration_scaled(1.0)
-    }
-
-    /// [`another_iteration`](Self::another_iteration) with the soft limit of a clock
-    /// scaled by `scale` (time management: more when the best move is unstable or the
-    /// score drops, less when one move dominates); the hard limit stays.
-    pub fn another_iteration_scaled(&self, scale: f64) -> bool {
         if self.stop.load(Ordering::Relaxed)
             || self.soft_nodes.is_some_and(|n| self.nodes_seen.load(Ordering::Relaxed) >= n)
         {
@@ -242,7 +235,7 @@ impl Control {
         match self.soft {
             None => true,
             Some(soft) if Some(soft) == self.hard => clock < soft,
-            Some(soft) => clock < soft.mul_f64(0.6 * scale),
+            Some(soft) => clock < soft.mul_f64(0.6),
         }
     }
 
@@ -322,13 +315,14 @@ mod tests {
     }
 
     #[test]
-    fn a_scaled_soft_limit_moves_the_end_of_iterations() {
-        let limits = Limits { time: [Some(Duration::from_secs(30)), None], ..Limits::default() };
+    fn no_iteration_starts_after_sixty_percent_of_a_clocks_soft_limit() {
+        let limits = Limits { time: [Some(Duration::from_millis(4_000)), None], ..Limits::default() };
         let control = Control::new(&limits, Color::White, Duration::ZERO, Arc::default());
-        // The soft limit is one second; 60% of it has not passed at once, nor with a tenth.
-        assert!(control.another_iteration() && control.another_iteration_scaled(0.1));
-        std::thread::sleep(Duration::from_millis(120));
-        assert!(!control.another_iteration_scaled(0.1) && control.another_iteration_scaled(2.0));
+        // The soft limit is 200 ms; 60% of it, 120 ms, has not passed at once.
+        assert_eq!(control.soft, Some(Duration::from_millis(200)));
+        assert!(control.another_iteration());
+        std::thread::sleep(Duration::from_millis(130));
+        assert!(!control.another_iteration());
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! policy players, with what they share: limits, time control, scores and results.
 
 pub mod compare;
-pub mod correction;
 pub mod eval;
 pub mod history;
 pub mod limits;
@@ -11,7 +10,6 @@ pub mod mcts;
 pub mod ordering;
 pub mod policy;
 pub mod see;
-pub mod time_manager;
 
 pub mod tt;
 
@@ -228,6 +226,15 @@ pub fn uci_move_in(m: &Move, mode: CastlingMode) -> String {
 
 /// Receives progress reports.
 pub type Reporter<'a> = &'a mut dyn FnMut(&Report);
+
+/// Makes `m` followed by the line at `ply + 1` the principal variation at `ply` (the
+/// alpha-beta searches keep one line per ply).
+pub fn set_pv(pv: &mut [Vec<Move>], ply: usize, m: Move) {
+    let (head, tail) = pv.split_at_mut(ply + 1);
+    head[ply].clear();
+    head[ply].push(m);
+    head[ply].extend_from_slice(&tail[0]);
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,15 @@
 //! The evaluation search's transposition table: exact, lower and upper bounds keyed by
 //! Zobrist keys, shared lock-free between threads (Lazy SMP).
 //!
-//! An entry (move, score, depth, bound and the static evaluation, so that a position met
-//! again is not evaluated again) is two 64-bit words, `key ^ data` and `data`; a reader accepts the entry
-//! only when the two agree, so a torn write by another thread reads as a miss.
+//! An entry (move, score, depth, bound, the generation of the search that stored it and
+//! the static evaluation, so that a position met again is not evaluated again) is two
+//! 64-bit words, `key ^ data` and `data`; a reader accepts the entry only when the two
+//! agree, so a torn write by another thread reads as a miss.
+//!
+//! Each search starts a new generation ([`Table::new_search`]): an entry of the same
+//! position stored by an earlier search gives way to any new result (within one search a
+//! deeper one is kept), and `hashfull` counts the entries of the current search, so that
+//! what earlier, unrelated searches left behind neither holds slots nor fills the table.
 
 use std::collections::TryReserveError;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,9 +75,16 @@ const NO_EVAL: i16 = i16::MIN;
 /// Entries sampled for [`Table::hashfull`] (and the comparison search's table).
 pub const HASHFULL_SAMPLE: usize = 1000;
 
+/// Generations an entry tells apart (its 6 bits).
+const GENERATIONS: u64 = 64;
+/// Where an entry's generation sits in its data word.
+const GENERATION_SHIFT: u32 = 42;
+
 /// The shared table.
 pub struct Table {
     slots: Vec<[AtomicU64; 2]>,
+    /// The generation of the current search, below [`GENERATIONS`].
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for Table {
@@ -95,7 +108,18 @@ impl Table {
         let mut slots = Vec::new();
         slots.try_reserve_exact(entries)?;
         slots.extend((0..entries).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]));
-        Ok(Table { slots })
+        Ok(Table { slots, generation: AtomicU64::new(0) })
+    }
+
+    /// Starts a new search: the entries stored so far become older than the ones to come.
+    pub fn new_search(&self) {
+        let next = (self.generation.load(Ordering::Relaxed) + 1) % GENERATIONS;
+        self.generation.store(next, Ordering::Relaxed);
+    }
+
+    /// The generation of the current search.
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
     }
 
     /// Forgets everything.
@@ -106,11 +130,12 @@ impl Table {
         }
     }
 
-    /// How full the table is, in permille: the share of used entries among the first
-    /// 1000 (all of a smaller table), as UCI's `hashfull`.
+    /// How full the table is, in permille: the share of entries stored by the current
+    /// search among the first 1000 (all of a smaller table), as UCI's `hashfull`.
     pub fn hashfull(&self) -> u32 {
         let sample = &self.slots[..self.slots.len().min(HASHFULL_SAMPLE)];
-        let used = sample.iter().filter(|slot| slot[1].load(Ordering::Relaxed) != 0).count();
+        let current = |data: u64| data != 0 && data_generation(data) == self.generation();
+        let used = sample.iter().filter(|slot| current(slot[1].load(Ordering::Relaxed))).count();
         (used * 1000 / sample.len()) as u32
     }
 
@@ -137,27 +162,19 @@ impl Table {
     /// The entry for `key` at `ply` (mate and tablebase scores made relative to the root
     /// again).
     pub fn probe(&self, key: u64, ply: usize) -> Option<Entry> {
+        self.read(key).map(|data| decode(data, ply))
+    }
+
+    /// The data word of `key`'s entry, if its slot holds it.
+    fn read(&self, key: u64) -> Option<u64> {
         let slot = self.slot(key);
         let (mixed, data) = (slot[0].load(Ordering::Relaxed), slot[1].load(Ordering::Relaxed));
-        if data == 0 || mixed ^ data != key {
-            return None;
-        }
-        let packed_move = data as u16;
-        let score = i32::from((data >> 16) as i16);
-        let depth = i32::from((data >> 32) as i8);
-        let bound = match (data >> 40) & 3 {
-            1 => Bound::Exact,
-            2 => Bound::Lower,
-            _ => Bound::Upper,
-        };
-        let eval = (data >> 48) as i16;
-        let eval = (eval != NO_EVAL).then_some(i32::from(eval));
-        Some(Entry { packed_move, score: from_tt(score, ply), depth, bound, eval })
+        (data != 0 && mixed ^ data == key).then_some(data)
     }
 
     /// Stores a result and the position's static evaluation `eval` (within ±32,767); mate
     /// and tablebase scores are made relative to this node so that they stay right wherever the position
-    /// recurs. Keeps a deeper entry of the same position.
+    /// recurs. Keeps a deeper entry of the same position stored by the current search.
     #[allow(clippy::too_many_arguments)]
     pub fn store(
         &self,
@@ -170,8 +187,10 @@ impl Table {
         eval: Option<i32>,
     ) {
         let slot = self.slot(key);
-        if let Some(old) = self.probe(key, ply)
-            && old.depth > depth
+        let generation = self.generation();
+        if let Some(old) = self.read(key)
+            && data_generation(old) == generation
+            && decode(old, ply).depth > depth
             && bound != Bound::Exact
         {
             return;
@@ -185,11 +204,32 @@ impl Table {
             | (u64::from(to_tt(score, ply) as i16 as u16) << 16)
             | (u64::from(depth.clamp(-100, 127) as i8 as u8) << 32)
             | (bound_bits << 40)
+            | (generation << GENERATION_SHIFT)
             | (u64::from(eval.map_or(NO_EVAL, |e| e.clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16) as u16)
                 << 48);
         slot[0].store(key ^ data, Ordering::Relaxed);
         slot[1].store(data, Ordering::Relaxed);
     }
+}
+
+/// The entry that the data word `data` holds, read at `ply`.
+fn decode(data: u64, ply: usize) -> Entry {
+    let packed_move = data as u16;
+    let score = i32::from((data >> 16) as i16);
+    let depth = i32::from((data >> 32) as i8);
+    let bound = match (data >> 40) & 3 {
+        1 => Bound::Exact,
+        2 => Bound::Lower,
+        _ => Bound::Upper,
+    };
+    let eval = (data >> 48) as i16;
+    let eval = (eval != NO_EVAL).then_some(i32::from(eval));
+    Entry { packed_move, score: from_tt(score, ply), depth, bound, eval }
+}
+
+/// The generation of the search that stored the data word `data`.
+fn data_generation(data: u64) -> u64 {
+    (data >> GENERATION_SHIFT) % GENERATIONS
 }
 
 fn to_tt(score: i32, ply: usize) -> i32 {
@@ -251,6 +291,28 @@ mod tests {
         assert_eq!(table.probe(42, 0).unwrap().score, MATE - 4, "deeper entry kept");
         table.store(7, 0, 2, 15, Bound::Lower, 0, None);
         assert_eq!(table.probe(7, 0).unwrap().eval, None, "in check: no evaluation");
+    }
+
+    #[test]
+    fn a_new_search_ages_the_entries_which_then_give_way_and_leave_hashfull() {
+        let table = Table::new(1);
+        table.store(42, 0, 9, 120, Bound::Lower, 0x8123, Some(30));
+        table.store(42, 0, 3, 80, Bound::Upper, 0, None);
+        assert_eq!(table.probe(42, 0).unwrap().depth, 9, "the same search keeps the deeper entry");
+        assert_eq!(table.hashfull(), 1, "one entry in the sample");
+        table.new_search();
+        assert_eq!(table.hashfull(), 0, "the entries of earlier searches do not fill the table");
+        assert_eq!(table.probe(42, 0).unwrap().score, 120, "but are still read");
+        table.store(42, 0, 3, 80, Bound::Upper, 0, None);
+        let e = table.probe(42, 0).unwrap();
+        assert_eq!((e.depth, e.score, e.bound), (3, 80, Bound::Upper), "an older entry gives way");
+        // The generation wraps around without disturbing entries.
+        for _ in 0..GENERATIONS {
+            table.new_search();
+        }
+        table.store(7, 2, 4, -MATE + 9, Bound::Exact, 0, Some(-5));
+        let e = table.probe(7, 2).unwrap();
+        assert_eq!((e.score, e.depth, e.eval), (-MATE + 9, 4, Some(-5)));
     }
 
     #[test]

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use shakmaty::Position;
+use shakmaty::{Chess, Color, Position};
 
+use super::searcher::POLL_INTERVAL;
 use super::*;
-use crate::search::{Limits, uci_move};
+use crate::search::{Limits, Score, uci_move};
 
 /// The embedded networks: a random value net is not symmetric between the two sides, so its
 /// scores swing by hundreds of centipawns from ply to ply and quiescence explodes (450k nodes
@@ -35,14 +36,14 @@ fn run(networks: &Networks, fen: &str, moves: &[&str], options: EvalOptions, dep
 fn mate_in_two_is_found() {
     let networks = networks();
     // 1. Ra6! bxa6 2. b7#
-    let result = run(&networks, "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &[], EvalOptions::FULL, 4);
+    let result = run(&networks, "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &[], EvalOptions::DEFAULT, 4);
     assert_eq!(result.score, Score::Mate(2));
     assert_eq!(uci_move(&result.best), "a1a6");
     for options in [EvalOptions::PLAIN, EvalOptions { tt: true, ordering: true, ..EvalOptions::PLAIN }] {
         assert_eq!(run(&networks, "kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &[], options, 3).score, Score::Mate(2));
     }
     // The side getting mated sees it too: mated in 1 after 1. Ra6 (Black to move).
-    let result = run(&networks, "kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", &[], EvalOptions::FULL, 3);
+    let result = run(&networks, "kbK5/pp6/RP6/8/8/8/8/8 b - - 1 1", &[], EvalOptions::DEFAULT, 3);
     assert_eq!(result.score, Score::Mate(-1));
 }
 
@@ -77,10 +78,10 @@ fn ordering_and_tt_save_nodes() {
     let networks = networks();
     let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
     let plain = run(&networks, fen, &[], EvalOptions::PLAIN, 4);
-    let full = run(&networks, fen, &[], EvalOptions::FULL, 4);
+    let full = run(&networks, fen, &[], EvalOptions::DEFAULT, 4);
     assert!(full.nodes < plain.nodes, "full {} vs plain {}", full.nodes, plain.nodes);
     // Deterministic: the same search twice visits the same nodes.
-    assert_eq!(run(&networks, fen, &[], EvalOptions::FULL, 4).nodes, full.nodes);
+    assert_eq!(run(&networks, fen, &[], EvalOptions::DEFAULT, 4).nodes, full.nodes);
 }
 
 #[test]
@@ -116,12 +117,12 @@ fn one_millisecond_still_gives_a_legal_move_and_threads_agree_on_legality() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let control = Control::new(&Limits::move_time(Duration::from_millis(1)), Color::White, Duration::ZERO, stop);
     let result =
-        search(&networks, &game, EvalOptions::FULL, &tt, &mut Histories::default(), &control, 1, None, &mut |_| {});
+        search(&networks, &game, EvalOptions::DEFAULT, &tt, &mut Histories::default(), &control, 1, None, &mut |_| {});
     assert!(game.position().is_legal(result.best));
     let result = search(
         &networks,
         &game,
-        EvalOptions::FULL,
+        EvalOptions::DEFAULT,
         &tt,
         &mut Histories::default(),
         &Control::unlimited(Some(3)),
@@ -200,10 +201,10 @@ fn helpers_skip_depths_in_phases_and_the_main_thread_never() {
 fn fifty_move_rule_is_a_draw_but_mate_on_the_last_move_counts() {
     let networks = networks();
     // Rook up, but every move reaches the hundredth half-move without mate.
-    let result = run(&networks, "8/8/8/8/8/4k3/8/R3K3 w - - 99 80", &[], EvalOptions::FULL, 3);
+    let result = run(&networks, "8/8/8/8/8/4k3/8/R3K3 w - - 99 80", &[], EvalOptions::DEFAULT, 3);
     assert_eq!(result.score, Score::Cp(0));
     // Mate in one on the hundredth half-move still wins.
-    let result = run(&networks, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", &[], EvalOptions::FULL, 3);
+    let result = run(&networks, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 99 80", &[], EvalOptions::DEFAULT, 3);
     assert_eq!(result.score, Score::Mate(1));
 }
 
@@ -215,7 +216,10 @@ fn pruning_and_reductions_keep_the_mate_in_two() {
     for options in [
         EvalOptions { lmr: true, ..base },
         EvalOptions { lmp: true, ..base },
-        EvalOptions { futility: true, ..base },
+        EvalOptions { razoring: true, ..base },
+        EvalOptions { null_move: true, ..base },
+        EvalOptions { singular: true, ..base },
+        EvalOptions { lmr: true, lmr_improving: true, ..base },
         EvalOptions { see: true, ..base },
         EvalOptions { predictor_depth: 3, ..base },
         EvalOptions { histories: true, lmr: true, ..base },
@@ -224,15 +228,9 @@ fn pruning_and_reductions_keep_the_mate_in_two() {
         EvalOptions { qs_tt: true, ..base },
         EvalOptions { see_pruning: true, ..base },
         EvalOptions { see_ordering: true, ..base },
-        EvalOptions { probcut: true, ..base },
-        EvalOptions { lmr: true, lmr_captures: true, ..base },
-        EvalOptions { lmr: true, lmr_cut_node: true, ..base },
-        EvalOptions { lmr: true, lmr_tt_capture: true, ..base },
         EvalOptions { pv_table_cuts: false, ..EvalOptions::DEFAULT },
         EvalOptions { staged_tt_move: false, ..EvalOptions::DEFAULT },
-        EvalOptions { correction: true, histories: true, ..base },
         EvalOptions::DEFAULT,
-        EvalOptions::FULL,
     ] {
         let result = run(&networks, fen, &[], options, 5);
         assert_eq!((result.score, uci_move(&result.best)), (Score::Mate(2), "a1a6".to_string()), "{options:?}");
@@ -246,22 +244,21 @@ fn reductions_and_pruning_save_nodes() {
     let none = EvalOptions {
         lmr: false,
         lmp: false,
-        futility: false,
         see: false,
         rfp: false,
         iir: false,
         see_pruning: false,
         histories: false,
         qs_tt: false,
-        ..EvalOptions::FULL
+        ..EvalOptions::DEFAULT
     };
     // SEE in quiescence tames the capture sequences (depth 4: 173,588 nodes without it).
     let without = run(&networks, fen, &[], none, 4).nodes;
     let nodes = run(&networks, fen, &[], EvalOptions { see: true, ..none }, 4).nodes;
     assert!(nodes < without, "SEE: {nodes} nodes, {without} without");
     // Each technique on top of that saves nodes at depth 6, summed over four positions (alone
-    // one of them may cost nodes in one position: reverse futility pruning does in the first
-    // with the net of stop 33, 95,789 nodes against 78,062).
+    // one of them may cost nodes in one position: reverse futility pruning did in the first
+    // with an earlier net, 95,789 nodes against 78,062).
     let with_see = EvalOptions { see: true, ..none };
     let positions = [
         fen,
@@ -277,7 +274,6 @@ fn reductions_and_pruning_save_nodes() {
         EvalOptions { rfp: true, ..with_see },
         EvalOptions { see_pruning: true, ..with_see },
         EvalOptions::DEFAULT,
-        EvalOptions::FULL,
     ] {
         let nodes = total(options);
         assert!(nodes < without, "{options:?}: {nodes} nodes, {without} without");
@@ -295,9 +291,36 @@ fn every_pruning_on_still_finds_longer_mates() {
         ("r1b3kr/ppp1Bp1p/1b6/n2P4/2p3q1/2Q2N2/P4PPP/RN2R1K1 w - - 1 1", 3, "c3h8"),
         ("1r2k1r1/pbppnp1p/1b3P2/8/Q7/B1PB1q2/P4PPP/3R2K1 w - - 1 1", 4, "a4d7"),
     ] {
-        for options in [EvalOptions::DEFAULT, EvalOptions::FULL] {
-            let result = run(&networks, fen, &[], options, 2 * mate as u32 + 2);
-            assert_eq!((result.score, uci_move(&result.best)), (Score::Mate(mate), first.to_string()), "{fen}");
-        }
+        let result = run(&networks, fen, &[], EvalOptions::DEFAULT, 2 * mate as u32 + 2);
+        assert_eq!((result.score, uci_move(&result.best)), (Score::Mate(mate), first.to_string()), "{fen}");
     }
+}
+
+#[test]
+fn multipv_cut_short_reports_every_line_it_has() {
+    let networks = networks();
+    let game = Game::from_uci(None, &["e2e4", "e7e5"]).unwrap();
+    let mut cut_short = 0;
+    for budget in (3_000..60_000).step_by(1_900) {
+        let limits = Limits { nodes: Some(budget), ..Limits::default() };
+        let control = Control::new(&limits, game.position().turn(), Duration::ZERO, Default::default()).with_multipv(3);
+        let mut infos = Vec::new();
+        let tt = Table::new(4);
+        let mut histories = Histories::default();
+        search(&networks, &game, EvalOptions::DEFAULT, &tt, &mut histories, &control, 1, None, &mut |report| {
+            if let Report::Info(info) = report {
+                infos.push(info.clone());
+            }
+        });
+        if infos.len() < 3 {
+            continue;
+        }
+        // The last report holds the three lines, numbered in order, with distinct moves,
+        // however far the last iteration got.
+        let last = &infos[infos.len() - 3..];
+        assert_eq!(last.iter().map(|i| i.multipv).collect::<Vec<_>>(), [1, 2, 3], "{budget}: {last:#?}");
+        assert!(last[0].pv[0] != last[1].pv[0] && last[1].pv[0] != last[2].pv[0] && last[0].pv[0] != last[2].pv[0]);
+        cut_short += usize::from(last[0].depth != last[2].depth);
+    }
+    assert!(cut_short > 0, "some budget ends an iteration between its lines");
 }
