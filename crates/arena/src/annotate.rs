@@ -3,12 +3,13 @@
 //! choice differs from the move played.
 
 use deepchess_engine::position_history::Game;
-use deepchess_engine::search::{Score, SearchResult};
+use deepchess_engine::search::SearchResult;
 use shakmaty::san::SanPlus;
 use shakmaty::{Chess, Color, Move, Position};
 
 use crate::pgn::{eval_text, write_movetext, write_tag};
 use crate::pgn_game::PgnGame;
+use crate::uci::flipped;
 
 /// `m` in SAN with its check or mate suffix.
 pub fn san(position: &Chess, m: &Move) -> String {
@@ -41,12 +42,7 @@ fn position_eval(search: Option<&SearchResult>, position: &Chess) -> String {
             false => "0.00".to_owned(),
         };
     };
-    let white = match (position.turn(), result.score) {
-        (Color::White, score) => score,
-        (Color::Black, Score::Cp(cp)) => Score::Cp(-cp),
-        (Color::Black, Score::Mate(n)) => Score::Mate(-n),
-    };
-    eval_text(white)
+    eval_text(if position.turn() == Color::White { result.score } else { flipped(result.score) })
 }
 
 /// The annotated game as PGN text (its tags, an `Annotator` tag unless it has one, the
@@ -102,6 +98,8 @@ pub fn annotate(pgn: &PgnGame, mut search: impl FnMut(&Game) -> Option<SearchRes
 
 #[cfg(test)]
 mod tests {
+    use deepchess_engine::search::Score;
+
     use super::*;
     use crate::pgn_game::read_game;
 
