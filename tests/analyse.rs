@@ -198,10 +198,88 @@ fn pgn_errors_name_the_file_and_game() {
     let pgn_arg = pgn.to_str().unwrap();
     let run = |game: &str| texts(&deepchess(&["analyse", "--pgn", pgn_arg, "--game", game, "--depth", "1"])).1;
     let stderr = run("2");
-    assert!(stderr.contains("bad.pgn game 2") && stderr.contains("Ke3"), "{stderr}");
+    assert!(stderr.contains("bad.pgn: game 2") && stderr.contains("Ke3"), "{stderr}");
     let stderr = run("3");
-    assert!(stderr.contains("bad.pgn") && stderr.contains("no game 3"), "{stderr}");
+    assert!(stderr.contains("bad.pgn: no game 3: the file has 2"), "{stderr}");
     let missing = dir.path().join("missing.pgn");
     let out = deepchess(&["analyse", "--pgn", missing.to_str().unwrap()]);
     assert!(!out.status.success() && texts(&out).1.contains("missing.pgn"), "{:?}", texts(&out));
+}
+
+/// Two short games as PGN text.
+const TWO_GAMES: &str = "[Event \"a\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n\
+                         [Event \"b\"]\n[Result \"*\"]\n\n1. d4 d5 2. c4 *\n";
+
+#[test]
+fn an_out_that_is_the_input_is_refused_even_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("three.pgn");
+    let annotated = "[Event \"a\"]\n\n1. e4 { [%eval 0.30] } e5 { [%eval 0.25] } *\n";
+    std::fs::write(&pgn, annotated).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let link = dir.path().join("link.pgn");
+    std::os::unix::fs::symlink(&pgn, &link).unwrap();
+    let pgn_arg = pgn.to_str().unwrap();
+    let other_spelling = dir.path().join("sub/../three.pgn");
+    for out in [pgn.clone(), other_spelling, link] {
+        let out_arg = out.to_str().unwrap();
+        let run = deepchess(&["analyse", "--pgn", pgn_arg, "--depth", "1", "--out", out_arg, "--force"]);
+        let stderr = texts(&run).1;
+        assert!(!run.status.success(), "--out {out_arg}: {stderr}");
+        assert!(stderr.contains(out_arg) && stderr.contains(pgn_arg) && stderr.contains("is the input"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&pgn).unwrap(), annotated, "the input is untouched");
+    }
+}
+
+#[test]
+fn compressed_pgn_is_read_as_prepare_reads_it() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("games.pgn");
+    std::fs::write(&plain, TWO_GAMES).unwrap();
+    let zst = dir.path().join("games.pgn.zst");
+    std::fs::write(&zst, zstd::encode_all(TWO_GAMES.as_bytes(), 3).unwrap()).unwrap();
+    let gz = dir.path().join("games.pgn.gz");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(TWO_GAMES.as_bytes()).unwrap();
+    std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+    let bz2 = dir.path().join("games.pgn.bz2");
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    encoder.write_all(TWO_GAMES.as_bytes()).unwrap();
+    std::fs::write(&bz2, encoder.finish().unwrap()).unwrap();
+    let expected = analyse(&["--pgn", plain.to_str().unwrap(), "--game", "2", "--depth", "1"]);
+    assert!(expected.contains("1. d4 ") && expected.contains("2. c4 "), "{expected}");
+    for path in [&zst, &gz, &bz2] {
+        assert_eq!(analyse(&["--pgn", path.to_str().unwrap(), "--game", "2", "--depth", "1"]), expected, "{path:?}");
+        let beyond = deepchess(&["analyse", "--pgn", path.to_str().unwrap(), "--game", "5", "--depth", "1"]);
+        let stderr = texts(&beyond).1;
+        assert!(!beyond.status.success() && stderr.contains("no game 5: the file has 2"), "{path:?}: {stderr}");
+    }
+}
+
+#[test]
+fn garbage_and_truncated_pgn_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // Binary data: every byte value, NUL and control bytes included.
+    let noise: Vec<u8> = (0..4000u32).map(|i| (i * 37 % 256) as u8).collect();
+    let garbage = dir.path().join("garbage.pgn");
+    std::fs::write(&garbage, &noise).unwrap();
+    let words = dir.path().join("words.pgn");
+    std::fs::write(&words, "this is not a chess game at all\n").unwrap();
+    // A zstd stream cut in half: the games before the cut are read, then the error.
+    let many = TWO_GAMES.repeat(40);
+    let compressed = zstd::encode_all(many.as_bytes(), 3).unwrap();
+    let truncated = dir.path().join("cut.pgn.zst");
+    std::fs::write(&truncated, &compressed[..compressed.len() / 2]).unwrap();
+    for (path, game, expected) in [
+        (&garbage, "1", "not PGN text"),
+        (&words, "1", "game 1: neither tags nor moves"),
+        (&truncated, "80", "reading game"),
+    ] {
+        let run = deepchess(&["analyse", "--pgn", path.to_str().unwrap(), "--game", game, "--depth", "1"]);
+        let (stdout, stderr) = texts(&run);
+        assert!(!run.status.success() && stdout.is_empty(), "{path:?}: {stdout}");
+        assert!(stderr.contains(path.to_str().unwrap()) && stderr.contains(expected), "{path:?}: {stderr}");
+        assert!(!stderr.contains("the file has"), "{stderr}");
+    }
 }

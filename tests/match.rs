@@ -359,6 +359,34 @@ fn shuffled_openings_follow_the_seed_and_pairs_share_them() {
 }
 
 #[test]
+fn bad_openings_are_skipped_with_the_line_they_are_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = fake_engine("script", "e1f1,e8f8");
+    let (a, b) = (format!("name=A,cmd=\"{engine}\""), format!("name=B,cmd=\"{engine}\""));
+    let run = |openings: &std::path::Path| {
+        let args = ["match", "--engine", &a, "--engine", &b, "--nodes", "1", "--max-moves", "1", "--games", "2"];
+        let out = deepchess(&[&args[..], &["--openings", openings.to_str().unwrap()]].concat());
+        let (stdout, stderr) = texts(&out);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        stderr
+    };
+    // Game 2's FEN tag stands on line 8 of the file.
+    let pgn = dir.path().join("illegalfen.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"a\"]\n[Site \"?\"]\n\n1. e4 e5 *\n\n[Event \"b\"]\n[Site \"?\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n\n1. e4 *\n",
+    )
+    .unwrap();
+    let stderr = run(&pgn);
+    assert!(stderr.contains("illegalfen.pgn: line 8: game 2: FEN"), "{stderr}");
+    // A line that is not UTF-8 is skipped like any other bad line, with its number.
+    let epd = dir.path().join("latin1.epd");
+    std::fs::write(&epd, b"4k3/8/8/8/8/8/4P3/4K3 w - -\n4k3/8/8/8/8/8/3P4/4K3 w - - c0 \"\xe9\";\n").unwrap();
+    let stderr = run(&epd);
+    assert!(stderr.contains("latin1.epd: line 2: not UTF-8 text") && stderr.contains("(skipped)"), "{stderr}");
+}
+
+#[test]
 fn bad_sprt_settings_are_refused_by_name() {
     let engine = fake_engine("script", FOOLS_MATE);
     let players: Vec<String> = ["A", "B", "C"].iter().map(|n| format!("name={n},cmd=\"{engine}\"")).collect();
@@ -373,6 +401,11 @@ fn bad_sprt_settings_are_refused_by_name() {
     assert!(stderr.contains("--sprt") && stderr.contains("elo0 (5) must be less than elo1 (0)"), "{stderr}");
     assert!(run("elo0=0,elo1=5,alpha=2", 2).contains("alpha must lie between 0 and 1"));
     assert!(run("elo0=0,elo1=5", 3).contains("--sprt: a test is between two players, got 3"));
+    let stderr = run("elo0=0,elo1=10,elo1=20", 2);
+    assert!(stderr.contains("--sprt") && stderr.contains("elo1 is given twice"), "{stderr}");
+    let stderr = run("elo0=0,elo1=1e308", 2);
+    assert!(stderr.contains("--sprt") && stderr.contains("elo1") && stderr.len() < 200, "{stderr}");
+    assert!(!stderr.contains("00000000"), "no 300-digit number: {stderr}");
 }
 
 #[test]
@@ -473,7 +506,7 @@ fn syzygy_tables_adjudicate_a_game_once_it_reaches_them() {
         !out.status.success() && stderr.contains("--syzygy-path: cannot read the directory `/nonexistent/syzygy`"),
         "{stderr}"
     );
-    let Some(tables) = common::syzygy_test_path() else { return };
+    let Some(tables) = deepchess_engine::tablebase::test_path() else { return };
     let dir = tempfile::tempdir().unwrap();
     // KQvKRP (no table here); after Qxd5+ KQvKP is lost for Black.
     let openings = dir.path().join("openings.epd");

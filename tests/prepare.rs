@@ -70,7 +70,7 @@ fn sample_summary_matches_the_games() {
     assert_eq!((s["white_wins"].as_u64(), s["black_wins"].as_u64(), s["draws"].as_u64()), (Some(3), Some(2), Some(1)));
     // The illegal game is named on stderr with its header.
     let err = stderr(&o);
-    assert!(err.contains("game 4 skipped (illegal_move)") && err.contains("I - J"), "{err}");
+    assert!(err.contains("game 5 skipped (illegal_move)") && err.contains("I - J"), "numbered from 1: {err}");
     // Moves: every move of every used game. Opera 33, Fool 4, Ruy 20, ep/promo 23, endgame 9.
     let moves = s["moves"]["train"].as_u64().unwrap() + s["moves"]["validation"].as_u64().unwrap();
     assert_eq!(moves, 33 + 4 + 20 + 23 + 9);
@@ -349,6 +349,49 @@ fn out_never_replaces_an_input_or_a_directory_prepare_did_not_write() {
     let o = prepare(&[&games], &out, &["--force", "--draws"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(summary(&out)["options"]["draws"], true);
+}
+
+#[test]
+fn the_same_input_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = dir.path().join("a.pgn");
+    std::fs::copy(SAMPLE, &games).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let out = dir.path().join("ds");
+    for again in [games.clone(), dir.path().join("sub/../a.pgn")] {
+        let o = prepare(&[&games, &again], &out, &[]);
+        assert!(!o.status.success() && stderr(&o).contains("is given twice"), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&again.display().to_string()), "{}", stderr(&o));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn plies_beyond_the_record_are_skipped_with_a_warning_and_long_games_counted_in_plies() {
+    let dir = tempfile::tempdir().unwrap();
+    let pgn = dir.path().join("long.pgn");
+    let shuffle = "Nf3 Nf6 Ng1 Ng8 ".repeat(501);
+    let text = format!(
+        "[Event \"ok\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n\
+         [Event \"far\"]\n[FEN \"4k3/8/8/8/8/8/4P3/4K3 w - - 0 40000\"]\n[Result \"1-0\"]\n\n40000. e4 Kd7 1-0\n\n\
+         [Event \"long\"]\n[Result \"1/2-1/2\"]\n\n{shuffle}1/2-1/2\n"
+    );
+    std::fs::write(&pgn, text).unwrap();
+    let out = dir.path().join("ds");
+    let o = prepare(&[&pgn], &out, &["--draws"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("long.pgn: game 2 skipped: the FEN tag's move number 40000 is ply 79998"), "{err}");
+    assert!(err.contains("long.pgn: game 3 has 2004 plies"), "plies, numbered from 1: {err}");
+    let s = summary(&out);
+    assert_eq!((s["games_read"].as_u64(), s["skipped"]["ply_out_of_range"].as_u64()), (Some(3), Some(1)), "{s}");
+    // No record carries a cut ply: every exported position's move number is its own.
+    let text = dir.path().join("positions.txt");
+    let data = out.display().to_string();
+    let args = ["export", "--data", &data, "--out", text.to_str().unwrap(), "--content", "positions"];
+    let o = deepchess(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!std::fs::read_to_string(&text).unwrap().contains(" 32768"), "no saturated ply");
 }
 
 #[test]

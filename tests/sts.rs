@@ -133,3 +133,34 @@ fn an_option_value_our_engine_rejects_stops_the_run() {
     let ok = deepchess(&["sts", "--epd", &epd, "--search", "policy", "--tt", "true", "--limit", "1"]);
     assert!(ok.status.success(), "{}", texts(&ok).1);
 }
+
+#[test]
+fn a_run_where_every_position_fails_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let (epd, _) = write_suite(dir.path());
+    for mode in ["illegal", "crash"] {
+        let out = deepchess(&["sts", "--epd", &epd, "--uci", &fake_engine(mode, ""), "--limit", "3", "--depth", "1"]);
+        let (stdout, stderr) = texts(&out);
+        assert!(!out.status.success(), "{mode}: {stdout}\n{stderr}");
+        assert!(stderr.contains("all 3 positions failed"), "{mode}: {stderr}");
+    }
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_with_its_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let epd = dir.path().join("latin1.epd");
+    let mut text = b"6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id \"mate.1\";\n".to_vec();
+    text.extend_from_slice(b"6k1/5ppp/8/8/8/8/8/R5K1 w - - bm Ra8#; id \"caf\xe9\";\n");
+    text.extend_from_slice(b"rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq - bm Qh4#; id \"mate.2\";\n");
+    std::fs::write(&epd, text).unwrap();
+    let table = dir.path().join("table.txt");
+    std::fs::write(&table, "6k1/5ppp/8/8/8/8/8/R5K1 w - -|a1a8\n").unwrap();
+    let engine = fake_engine("table", table.to_str().unwrap());
+    let out = deepchess(&["sts", "--epd", epd.to_str().unwrap(), "--uci", &engine, "--depth", "1"]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("line 2: not UTF-8 text (byte 47 of the line is 0xe9) (skipped)"), "{stderr}");
+    assert!(stdout.contains("score=1/2"), "two positions read, one solved: {stdout}");
+    assert!(stderr.contains("1 of 2 positions failed"), "{stderr}");
+}

@@ -267,6 +267,19 @@ fn malformed_input_keeps_the_engine_alive_and_correct() {
 }
 
 #[test]
+fn a_huge_unknown_command_is_echoed_cut_short() {
+    let mut engine = Engine::start();
+    let huge = "x".repeat(1 << 20);
+    engine.send(&huge);
+    let lines = engine.until("info string error", Duration::from_secs(10));
+    let error = lines.last().unwrap();
+    assert_eq!(error, &format!("info string error: unknown command `{}… (1048576 bytes)`", "x".repeat(80)));
+    engine.send("isready");
+    engine.until("readyok", Duration::from_secs(10));
+    engine.quit();
+}
+
+#[test]
 fn models_option_loads_a_directory_and_names_bad_tensors() {
     let dir = tempfile::tempdir().unwrap();
     for kind in deepchess_engine::nn::ENGINE_MODELS {
@@ -437,7 +450,7 @@ fn syzygy_path_reports_its_tables_and_tbhits_and_survives_a_bad_path() {
         "{error}"
     );
     engine.ready();
-    let Some(tables) = common::syzygy_test_path() else { return engine.quit() };
+    let Some(tables) = deepchess_engine::tablebase::test_path() else { return engine.quit() };
     engine.send(&format!("setoption name SyzygyPath value {tables}"));
     let lines = engine.until("info string", Duration::from_secs(10));
     let found = lines.last().unwrap();

@@ -32,19 +32,3 @@ pub fn find_engine(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path).chain([PathBuf::from("/usr/games")]).map(|d| d.join(name)).find(|p| p.is_file())
 }
-
-/// The directory of Syzygy test tables, `DEEPCHESS_SYZYGY_TEST_PATH` (python-chess's 3- and
-/// 4-piece tables: `.ci/run` fetches them), or `None` after saying why the test skips.
-pub fn syzygy_test_path() -> Option<String> {
-    match std::env::var("DEEPCHESS_SYZYGY_TEST_PATH") {
-        Ok(path) if Path::new(&path).is_dir() => Some(path),
-        Ok(path) => {
-            println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH `{path}` is not a directory");
-            None
-        }
-        Err(_) => {
-            println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables)");
-            None
-        }
-    }
-}

@@ -178,16 +178,29 @@ pub fn parse_move(position: &Chess, text: &str) -> Result<Move, String> {
     Err(format!("\"{text}\" is not a legal move (SAN or UCI) in this position"))
 }
 
-/// Reads a file as numbered non-empty lines, skipping blank lines and `#` comments.
-pub fn read_lines(path: &Path) -> std::io::Result<Vec<(usize, String)>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .map(|(i, l)| (i + 1, l.to_owned()))
-        .collect())
+/// Reads a file as numbered non-empty lines, skipping blank lines and `#` comments. A line
+/// that is not UTF-8 text is an `Err` naming the first bad byte, for the caller to report
+/// and skip as it does other bad lines.
+pub fn read_lines(path: &Path) -> std::io::Result<Vec<(usize, Result<String, String>)>> {
+    let bytes = std::fs::read(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes);
+    let mut lines = Vec::new();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => text,
+            Err(e) => {
+                let at = e.valid_up_to();
+                let message = format!("not UTF-8 text (byte {} of the line is 0x{:02x})", at + 1, raw[at]);
+                lines.push((i + 1, Err(message)));
+                continue;
+            }
+        };
+        if !text.trim().is_empty() && !text.trim_start().starts_with('#') {
+            lines.push((i + 1, Ok(text.to_owned())));
+        }
+    }
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -239,5 +252,17 @@ mod tests {
             .unwrap();
         assert_eq!(parse_move(&castle, "O-O").unwrap(), parse_move(&castle, "e1g1").unwrap());
         assert_eq!(parse_move(&castle, "O-O-O+").unwrap(), parse_move(&castle, "e1c1").unwrap());
+    }
+
+    #[test]
+    fn lines_that_are_not_utf8_are_numbered_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mixed.epd");
+        std::fs::write(&path, b"\xef\xbb\xbfa\r\n\n# note\nb \xe9t\xe9\nc\n").unwrap();
+        let lines = read_lines(&path).unwrap();
+        assert_eq!(lines[0], (1, Ok("a".to_owned())), "byte-order mark and CR dropped");
+        assert_eq!(lines[1], (4, Err("not UTF-8 text (byte 3 of the line is 0xe9)".to_owned())));
+        assert_eq!(lines[2], (5, Ok("c".to_owned())));
+        assert_eq!(lines.len(), 3);
     }
 }

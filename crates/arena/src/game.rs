@@ -15,7 +15,7 @@ use shakmaty::{Chess, Color, EnPassantMode, Position};
 
 use crate::limits::TimeControl;
 use crate::openings::{Opening, parse_fen};
-use crate::uci::{EngineError, EngineProcess, Score};
+use crate::uci::{EngineError, EngineProcess, Score, flipped, score_as_cp};
 
 /// Resignation adjudication: a side whose own score stayed at or below `-score_cp` for
 /// `moves` consecutive moves loses.
@@ -383,8 +383,8 @@ fn play_moves(
             let reason = format!("{} played the illegal move \"{}\"", engine.name(), outcome.best_move);
             return GameEnd::new(GameResult::loss_of(side), Termination::RulesInfraction, reason, Some(side));
         };
-        scores.push((side, outcome.score.map(Score::as_cp)));
-        let score_white = outcome.score.map(|s| if side == Color::White { s } else { s.flipped() });
+        scores.push((side, outcome.score.map(score_as_cp)));
+        let score_white = outcome.score.map(|s| if side == Color::White { s } else { flipped(s) });
         played.push(outcome.best_move.clone());
         moves.push(MoveRecord {
             uci: outcome.best_move,
@@ -440,9 +440,7 @@ mod tests {
 
     #[test]
     fn adjudication_by_tablebase() {
-        let Ok(path) = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH") else {
-            return println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables)");
-        };
+        let Some(path) = deepchess_engine::tablebase::test_path() else { return };
         let tables = Tablebases::open(&path).unwrap();
         let ending = |fen: &str| tablebase_ending(&tables, &board(fen).position);
         let result = |result, reason: &str| Some((result, reason.to_owned()));

@@ -1,8 +1,11 @@
 //! Opening positions for matches: EPD lines (a position each) or PGN games (a start position
 //! and the main line's moves), checked for legality when read.
 
+use std::cell::Cell;
+use std::io::Read;
 use std::ops::ControlFlow;
 use std::path::Path;
+use std::rc::Rc;
 
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
 use shakmaty::fen::Fen;
@@ -84,7 +87,8 @@ pub fn parse_fen(fen: &str) -> Result<Chess, String> {
 pub struct OpeningBook {
     /// The usable openings, in file order.
     pub openings: Vec<Opening>,
-    /// Bad EPD lines, or bad PGN games (numbered from 1 as "line").
+    /// Bad EPD lines, or bad PGN games (at the line of the bad tag or move, else the
+    /// game's first line; the message names the game).
     pub errors: Vec<LineError>,
 }
 
@@ -99,7 +103,7 @@ impl OpeningBook {
 fn read_epd(path: &Path) -> std::io::Result<OpeningBook> {
     let mut book = OpeningBook::default();
     for (line, text) in read_lines(path)? {
-        match parse_line(&text).and_then(|epd| Opening::new(&epd.fen, Vec::new())) {
+        match text.and_then(|text| parse_line(&text)).and_then(|epd| Opening::new(&epd.fen, Vec::new())) {
             Ok(opening) => book.openings.push(opening),
             Err(message) => book.errors.push(LineError { line, message }),
         }
@@ -107,20 +111,57 @@ fn read_epd(path: &Path) -> std::io::Result<OpeningBook> {
     Ok(book)
 }
 
+/// A byte slice handed to the PGN reader, counting the bytes it has taken, so that the
+/// start of each game (the bytes taken less those still buffered) gives its line.
+struct Counted<'a> {
+    bytes: &'a [u8],
+    taken: Rc<Cell<usize>>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.bytes.read(buf)?;
+        self.taken.set(self.taken.get() + n);
+        Ok(n)
+    }
+}
+
+/// The 1-based line of byte `at` of `bytes`.
+fn line_of(bytes: &[u8], at: usize) -> usize {
+    1 + bytes[..at.min(bytes.len())].iter().filter(|&&b| b == b'\n').count()
+}
+
 fn read_pgn(path: &Path) -> std::io::Result<OpeningBook> {
-    let file =
-        std::fs::File::open(path).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    let mut reader = Reader::new(file);
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let bytes = std::fs::read(path).map_err(named)?;
+    let taken = Rc::new(Cell::new(0));
+    let mut reader = Reader::new(Counted { bytes: &bytes, taken: taken.clone() });
     let mut book = OpeningBook::default();
-    let mut game = 0;
-    while let Some(parsed) = reader.read_game(&mut OpeningVisitor)? {
-        game += 1;
+    let (mut starts, mut bad) = (Vec::new(), Vec::new());
+    while reader.has_more().map_err(named)? {
+        starts.push(taken.get() - reader.buffer().len());
+        let Some(parsed) = reader.read_game(&mut OpeningVisitor).map_err(named)? else { break };
         match parsed {
             Ok(opening) => book.openings.push(opening),
-            Err(message) => book.errors.push(LineError { line: game, message: format!("game {game}: {message}") }),
+            Err(error) => bad.push((starts.len() - 1, error)),
         }
     }
+    for (index, BadGame { message, near }) in bad {
+        // The line of what is wrong (the FEN tag, the move) when it can be found in the
+        // game's text, else the game's first line.
+        let (start, end) = (starts[index], starts.get(index + 1).copied().unwrap_or(bytes.len()));
+        let text = &bytes[start..end];
+        let at = near.and_then(|needle| text.windows(needle.len()).position(|w| w == needle.as_bytes())).unwrap_or(0);
+        let line = line_of(&bytes, start + at);
+        book.errors.push(LineError { line, message: format!("game {}: {message}", index + 1) });
+    }
     Ok(book)
+}
+
+/// Why a PGN game is not a usable opening, with the text to look for to find its line.
+struct BadGame {
+    message: String,
+    near: Option<String>,
 }
 
 /// Reads one PGN game's start position and main line.
@@ -136,7 +177,7 @@ struct Line {
 impl Visitor for OpeningVisitor {
     type Tags = Option<String>;
     type Movetext = Line;
-    type Output = Result<Opening, String>;
+    type Output = Result<Opening, BadGame>;
 
     fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
         ControlFlow::Continue(None)
@@ -152,7 +193,7 @@ impl Visitor for OpeningVisitor {
     fn begin_movetext(&mut self, fen: Option<String>) -> ControlFlow<Self::Output, Line> {
         let start = match fen.as_deref().map(parse_fen).unwrap_or(Ok(Chess::default())) {
             Ok(p) => p,
-            Err(e) => return ControlFlow::Break(Err(e)),
+            Err(message) => return ControlFlow::Break(Err(BadGame { message, near: Some("[FEN".to_owned()) })),
         };
         ControlFlow::Continue(Line { position: start.clone(), start, moves: Vec::new() })
     }
@@ -164,7 +205,10 @@ impl Visitor for OpeningVisitor {
                 line.position.play_unchecked(m);
                 ControlFlow::Continue(())
             }
-            Err(e) => ControlFlow::Break(Err(format!("move {} after {} plies: {e}", san_plus, line.moves.len()))),
+            Err(e) => ControlFlow::Break(Err(BadGame {
+                message: format!("move {} after {} plies: {e}", san_plus, line.moves.len()),
+                near: Some(san_plus.to_string()),
+            })),
         }
     }
 
@@ -174,6 +218,7 @@ impl Visitor for OpeningVisitor {
 
     fn end_game(&mut self, line: Line) -> Self::Output {
         Opening::new(&Fen::from_position(&line.start, EnPassantMode::Legal).to_string(), line.moves)
+            .map_err(|message| BadGame { message, near: None })
     }
 }
 
@@ -203,6 +248,7 @@ mod tests {
             "{:?}",
             book.errors
         );
+        assert_eq!(book.errors[0].line, 7, "the line of the illegal move: {:?}", book.errors);
     }
 
     #[test]
@@ -224,5 +270,21 @@ mod tests {
         shuffle(&mut one, 1);
         shuffle(&mut [], 1);
         assert_eq!(one, [Opening::startpos()]);
+    }
+
+    #[test]
+    fn bad_pgn_openings_are_reported_at_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let pgn = dir.path().join("o.pgn");
+        let text = "[Event \"a\"]\n[Site \"?\"]\n\n1. e4 e5 *\n\n\
+                    [Event \"b\"]\n[Site \"?\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n\n1. e4 *\n\n\
+                    [Event \"c\"]\n\n1. e4 e5\n2. Nf3 Nc6\n3. Ke3 *\n";
+        std::fs::write(&pgn, text).unwrap();
+        let book = OpeningBook::read(&pgn).unwrap();
+        assert_eq!(book.openings.len(), 1);
+        assert_eq!(book.errors.len(), 2, "{:?}", book.errors);
+        assert_eq!((book.errors[0].line, book.errors[1].line), (8, 16), "{:?}", book.errors);
+        assert!(book.errors[0].message.starts_with("game 2: FEN"), "{:?}", book.errors);
+        assert!(book.errors[1].message.starts_with("game 3: move Ke3"), "{:?}", book.errors);
     }
 }

@@ -1,13 +1,15 @@
 //! Writes finished games as PGN: the seven-tag roster plus `FEN`, `TimeControl`,
 //! `PlyCount`, `Termination`; each engine move with a `{[%eval ...] [%emt ...]}` comment
 //! (White's view, pawns; `#N` for mates) and the reason the game ended as a last comment.
+//! The pieces every PGN writer of the project shares live here too: [`eval_text`],
+//! [`write_tag`] and [`write_movetext`].
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::game::GameRecord;
 use crate::limits::TimeControl;
-use crate::uci::Score;
+use deepchess_engine::search::Score;
 
 /// Match-wide tags.
 #[derive(Clone, Debug)]
@@ -27,8 +29,9 @@ pub fn today() -> String {
     chrono::Utc::now().format("%Y.%m.%d").to_string()
 }
 
-/// `[%eval]` notation: pawns with two decimals, or `#N` / `#-N`.
-fn eval_text(score: Score) -> String {
+/// `[%eval]` notation of a score from White's view, as lichess writes it: pawns with two
+/// decimals, or `#N` / `#-N` for White / Black mating in N moves.
+pub fn eval_text(score: Score) -> String {
     match score {
         Score::Cp(cp) => format!("{:.2}", f64::from(cp) / 100.0),
         Score::Mate(n) => format!("#{n}"),
@@ -41,29 +44,49 @@ fn clock_text(d: Duration) -> String {
     format!("{}:{:02}:{:02}.{:03}", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
 }
 
-/// Escapes a tag value.
-fn tag(out: &mut String, name: &str, value: &str) {
+/// Writes the tag pair `[name "value"]` and a line break, the value escaped.
+pub fn write_tag(out: &mut String, name: &str, value: &str) {
     let _ = writeln!(out, "[{name} \"{}\"]", value.replace('\\', "\\\\").replace('"', "\\\""));
+}
+
+/// Writes movetext tokens (move numbers, moves, comments, variations, the result) separated
+/// by spaces in lines of at most 79 characters (a longer token stands alone), then a blank
+/// line.
+pub fn write_movetext<S: AsRef<str>>(out: &mut String, tokens: impl IntoIterator<Item = S>) {
+    let mut line_len = 0;
+    for token in tokens {
+        let t = token.as_ref();
+        if line_len > 0 && line_len + 1 + t.len() > 79 {
+            out.push('\n');
+            line_len = 0;
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(t);
+        line_len += t.len();
+    }
+    out.push_str("\n\n");
 }
 
 /// One game as PGN text, ending with a blank line. `round` is written as the `Round` tag.
 pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String {
     let mut out = String::new();
-    tag(&mut out, "Event", &header.event);
-    tag(&mut out, "Site", &header.site);
-    tag(&mut out, "Date", &header.date);
-    tag(&mut out, "Round", &round.to_string());
-    tag(&mut out, "White", &game.white);
-    tag(&mut out, "Black", &game.black);
-    tag(&mut out, "Result", game.end.result.pgn());
+    write_tag(&mut out, "Event", &header.event);
+    write_tag(&mut out, "Site", &header.site);
+    write_tag(&mut out, "Date", &header.date);
+    write_tag(&mut out, "Round", &round.to_string());
+    write_tag(&mut out, "White", &game.white);
+    write_tag(&mut out, "Black", &game.black);
+    write_tag(&mut out, "Result", game.end.result.pgn());
     let standard = crate::openings::Opening::startpos();
     if game.start_fen != standard.fen() {
-        tag(&mut out, "SetUp", "1");
-        tag(&mut out, "FEN", &game.start_fen);
+        write_tag(&mut out, "SetUp", "1");
+        write_tag(&mut out, "FEN", &game.start_fen);
     }
-    tag(&mut out, "TimeControl", &header.tc.pgn_tag());
-    tag(&mut out, "PlyCount", &game.moves.len().to_string());
-    tag(&mut out, "Termination", game.end.termination.pgn());
+    write_tag(&mut out, "TimeControl", &header.tc.pgn_tag());
+    write_tag(&mut out, "PlyCount", &game.moves.len().to_string());
+    write_tag(&mut out, "Termination", game.end.termination.pgn());
     out.push('\n');
 
     let white_first = game.start_fen.split_whitespace().nth(1) != Some("b");
@@ -106,19 +129,7 @@ pub fn write_game(header: &PgnHeader, round: usize, game: &GameRecord) -> String
     }
     tokens.push(format!("{{{}}}", game.end.reason.replace('}', ")")));
     tokens.push(game.end.result.pgn().to_owned());
-    let mut line_len = 0;
-    for t in tokens {
-        if line_len > 0 && line_len + 1 + t.len() > 79 {
-            out.push('\n');
-            line_len = 0;
-        } else if line_len > 0 {
-            out.push(' ');
-            line_len += 1;
-        }
-        out.push_str(&t);
-        line_len += t.len();
-    }
-    out.push_str("\n\n");
+    write_movetext(&mut out, tokens);
     out
 }
 

@@ -58,6 +58,17 @@ impl fmt::Display for EloModel {
     }
 }
 
+/// Largest Elo bound a logistic test takes: beyond it one side scores over 99.7%, and no
+/// test needs games to tell that.
+const MAX_LOGISTIC_ELO: f64 = 1000.0;
+
+/// A number for a message: as written when short, in scientific notation when huge or tiny
+/// (`1e308` rather than 309 digits).
+fn short(x: f64) -> String {
+    let plain = x.to_string();
+    if plain.len() > 12 { format!("{x:e}") } else { plain }
+}
+
 /// The hypotheses and error rates of a test, checked when made.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SprtSettings {
@@ -72,16 +83,20 @@ impl SprtSettings {
     /// H0: Elo = `elo0`, H1: Elo = `elo1` (`elo0 < elo1`), false-positive rate `alpha`,
     /// false-negative rate `beta` (each in (0, 1), summing to less than 1).
     pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64, model: EloModel) -> Result<SprtSettings, String> {
+        let (e0, e1) = (short(elo0), short(elo1));
         if !elo0.is_finite() || !elo1.is_finite() || elo0 >= elo1 {
-            return Err(format!("elo0 ({elo0}) must be less than elo1 ({elo1})"));
+            return Err(format!("elo0 ({e0}) must be less than elo1 ({e1})"));
         }
         if model == EloModel::Normalized && elo0.abs().max(elo1.abs()) > MAX_NORMALIZED_ELO {
-            return Err(format!("normalized Elo bounds must lie within ±{MAX_NORMALIZED_ELO} (got {elo0}, {elo1})"));
+            return Err(format!("normalized Elo bounds must lie within ±{MAX_NORMALIZED_ELO} (got {e0}, {e1})"));
+        }
+        if model == EloModel::Logistic && elo0.abs().max(elo1.abs()) > MAX_LOGISTIC_ELO {
+            return Err(format!("logistic Elo bounds must lie within ±{MAX_LOGISTIC_ELO} (got {e0}, {e1})"));
         }
         for (name, rate) in [("alpha", alpha), ("beta", beta)] {
             let inside = rate > 0.0 && rate < 1.0;
             if !inside {
-                return Err(format!("{name} must lie between 0 and 1 (got {rate})"));
+                return Err(format!("{name} must lie between 0 and 1 (got {})", short(rate)));
             }
         }
         if alpha + beta >= 1.0 {
@@ -134,9 +149,14 @@ impl FromStr for SprtSettings {
     /// beta default to 0.05, the model to normalized.
     fn from_str(text: &str) -> Result<SprtSettings, String> {
         let (mut elo0, mut elo1, mut alpha, mut beta, mut model) = (None, None, 0.05, 0.05, EloModel::Normalized);
+        let mut seen: Vec<&str> = Vec::new();
         for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').ok_or_else(|| format!("expected key=value, got \"{pair}\""))?;
             let (key, value) = (key.trim(), value.trim());
+            if seen.contains(&key) {
+                return Err(format!("{key} is given twice"));
+            }
+            seen.push(key);
             let number = || value.parse::<f64>().map_err(|_| format!("{key}: \"{value}\" is not a number"));
             match key {
                 "elo0" => elo0 = Some(number()?),
@@ -549,6 +569,13 @@ mod tests {
         assert!(error("elo0=0,elo1=500").contains("±200"));
         assert!(error("elo0=0,elo1=5,model=bayes").contains("model"));
         assert!(error("elo0 0").contains("key=value"));
+        assert_eq!(error("elo0=0,elo1=10,elo1=20"), "elo1 is given twice");
+        assert_eq!(error("elo0=0,elo1=1e308"), "normalized Elo bounds must lie within ±200 (got 0, 1e308)");
+        assert_eq!(
+            error("elo0=0,elo1=1e308,model=logistic"),
+            "logistic Elo bounds must lie within ±1000 (got 0, 1e308)"
+        );
+        assert_eq!(error("elo0=0,elo1=5,alpha=1e300"), "alpha must lie between 0 and 1 (got 1e300)");
         assert!(SprtSettings::new(f64::NAN, 1.0, 0.05, 0.05, EloModel::Logistic).is_err());
     }
 

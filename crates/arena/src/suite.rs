@@ -174,7 +174,7 @@ impl Suite {
     pub fn read(path: &Path) -> std::io::Result<Suite> {
         let mut suite = Suite { positions: Vec::new(), errors: Vec::new() };
         for (line, text) in read_lines(path)? {
-            match parse_line(&text).and_then(|epd| SuitePosition::from_epd(line, epd)) {
+            match text.and_then(|text| parse_line(&text)).and_then(|epd| SuitePosition::from_epd(line, epd)) {
                 Ok(p) => suite.positions.push(p),
                 Err(message) => suite.errors.push(LineError { line, message }),
             }

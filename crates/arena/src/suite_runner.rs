@@ -9,7 +9,7 @@ use shakmaty::san::San;
 
 use crate::limits::TimeControl;
 use crate::suite::{PositionResult, SuitePosition};
-use crate::uci::{EngineCommand, EngineError, EngineProcess};
+use crate::uci::{EngineCommand, EngineError, EngineProcess, Score};
 
 /// Settings of a suite run.
 #[derive(Clone, Debug)]
@@ -123,7 +123,7 @@ fn solve(settings: &SuiteSettings, position: &SuitePosition, engine: &mut Option
     result.time_ms = outcome.elapsed.as_millis() as u64;
     result.nodes = outcome.nodes;
     result.depth = outcome.depth;
-    result.score = outcome.score.map(|s| s.to_string());
+    result.score = outcome.score.map(Score::uci);
     result.chosen = Some(outcome.best_move.clone());
     match position.engine_move(&outcome.best_move) {
         Some(m) => {

@@ -68,40 +68,23 @@ pub enum EngineError {
     },
 }
 
-/// A score in the side to move's view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Score {
-    /// Centipawns.
-    Cp(i32),
-    /// Mate in that many moves (negative: being mated).
-    Mate(i32),
-}
+/// A score in the side to move's view: the engine's own type, read here from `info` lines.
+pub use deepchess_engine::search::Score;
 
-impl Score {
-    /// The score as centipawns, mates mapped to ±(100000 − distance).
-    pub fn as_cp(self) -> i32 {
-        match self {
-            Score::Cp(cp) => cp,
-            Score::Mate(n) if n > 0 => 100_000 - n,
-            Score::Mate(n) => -100_000 - n,
-        }
-    }
-
-    /// The same score from the other side's view.
-    pub fn flipped(self) -> Score {
-        match self {
-            Score::Cp(cp) => Score::Cp(-cp),
-            Score::Mate(n) => Score::Mate(-n),
-        }
+/// The score as centipawns, mates mapped to ±(100000 − distance).
+pub fn score_as_cp(score: Score) -> i32 {
+    match score {
+        Score::Cp(cp) => cp,
+        Score::Mate(n) if n > 0 => 100_000 - n,
+        Score::Mate(n) => -100_000 - n,
     }
 }
 
-impl std::fmt::Display for Score {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Score::Cp(cp) => write!(f, "cp {cp}"),
-            Score::Mate(n) => write!(f, "mate {n}"),
-        }
+/// The same score from the other side's view.
+pub fn flipped(score: Score) -> Score {
+    match score {
+        Score::Cp(cp) => Score::Cp(-cp),
+        Score::Mate(n) => Score::Mate(-n),
     }
 }
 
@@ -376,7 +359,7 @@ mod tests {
             (o.depth, o.score, o.pv.as_slice()),
             (Some(14), Some(Score::Cp(20)), ["d2d4".to_string()].as_slice())
         );
-        assert_eq!(Score::Mate(-3).as_cp(), -99_997);
-        assert_eq!(Score::Mate(2).flipped(), Score::Mate(-2));
+        assert_eq!(score_as_cp(Score::Mate(-3)), -99_997);
+        assert_eq!(flipped(Score::Mate(2)), Score::Mate(-2));
     }
 }

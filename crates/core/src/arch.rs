@@ -27,6 +27,8 @@ pub const MOVEPRED_SQUARE_STACKS: [&str; 6] =
 /// perspectives (see [`crate::features::perspective_feature`]); its outputs are the
 /// accumulators the engine updates incrementally.
 pub const VALUE_FT_STACK: &str = "ft";
+/// The feature transformer's weight tensor `[768, N]` (its stack's first layer).
+pub const VALUE_FT_WEIGHT: &str = "ft.0.weight";
 /// Stack of the evaluation net's output layer: `[2N, B]` over SCReLU of the side to move's
 /// accumulator followed by the opponent's, one output per bucket of
 /// [`value_output_bucket`] (`B` = 1: a single output for every position).
@@ -250,6 +252,13 @@ impl ModelKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_feature_transformer_weight_is_named_by_its_stack() {
+        let stacks = ModelKind::Value.default_stacks();
+        assert_eq!(stacks[0].name, VALUE_FT_STACK);
+        assert_eq!(stacks[0].tensors()[0].0, VALUE_FT_WEIGHT);
+    }
 
     #[test]
     fn default_stacks_pass_their_own_check() {

@@ -17,7 +17,7 @@ use safetensors::{Dtype, SafeTensors, tensor::TensorView};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::arch::{ModelKind, StackSpec};
+use crate::arch::{ModelKind, StackSpec, VALUE_CENTIPAWNS_PER_UNIT};
 use crate::atomic::write_atomic;
 
 /// Value of [`ModelCard::format`].
@@ -90,6 +90,15 @@ impl ModelCard {
             git_commit: None,
             weights_sha256: None,
         }
+    }
+
+    /// The evaluation net's scale, the centipawns of one unit of its output logit
+    /// (`output.`[`VALUE_CENTIPAWNS_PER_UNIT`]); `None` when the card has no finite positive one.
+    pub fn centipawns_per_unit(&self) -> Option<f64> {
+        self.output
+            .get(VALUE_CENTIPAWNS_PER_UNIT)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|k| k.is_finite() && *k > 0.0)
     }
 }
 

@@ -432,7 +432,7 @@ mod tests {
     fn engine_with_tables() -> Option<Engine> {
         crate::tablebase::tests::test_tables()?;
         let mut engine = engine();
-        engine.set_option("SyzygyPath", &std::env::var("DEEPCHESS_SYZYGY_TEST_PATH").unwrap()).unwrap();
+        engine.set_option("SyzygyPath", &crate::tablebase::test_path()?).unwrap();
         Some(engine)
     }
 

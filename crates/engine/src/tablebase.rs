@@ -351,5 +351,25 @@ pub fn winner(outcome: Outcome, turn: Color) -> Option<Color> {
     }
 }
 
+/// Environment variable naming the directory of the Syzygy tables the tests use
+/// (python-chess's 3- and 4-piece test tables, as `.ci/run` fetches them).
+pub const TEST_PATH_VARIABLE: &str = "DEEPCHESS_SYZYGY_TEST_PATH";
+
+/// The directory of the tests' Syzygy tables ([`TEST_PATH_VARIABLE`]), or `None` after
+/// printing why a test that needs them skips: the one helper of every test that does.
+pub fn test_path() -> Option<String> {
+    match std::env::var(TEST_PATH_VARIABLE) {
+        Ok(path) if std::path::Path::new(&path).is_dir() => Some(path),
+        Ok(path) => {
+            println!("skipped: {TEST_PATH_VARIABLE} `{path}` is not a directory");
+            None
+        }
+        Err(_) => {
+            println!("skipped: {TEST_PATH_VARIABLE} is not set (a directory of Syzygy tables, as .ci/run fetches)");
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests;

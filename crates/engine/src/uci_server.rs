@@ -122,7 +122,7 @@ impl Session {
                 "info string fen {}",
                 shakmaty::fen::Fen::from_position(self.game.position(), shakmaty::EnPassantMode::Legal)
             )),
-            _ => self.out.error(&format!("unknown command `{line}`")),
+            _ => self.out.error(&format!("unknown command `{}`", echo(line))),
         }
         true
     }
@@ -305,7 +305,7 @@ fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
                     }
                 }
             }
-            _ => out.error(&format!("go: unknown parameter `{word}` ignored")),
+            _ => out.error(&format!("go: unknown parameter `{}` ignored", echo(word))),
         }
     }
     dedup(&mut limits.search_moves);
@@ -328,6 +328,18 @@ fn parse_go(rest: &str, position: &shakmaty::Chess, out: &Output) -> Limits {
         limits.move_time = Some(DEFAULT_MOVE_TIME);
     }
     limits
+}
+
+/// Characters of an unknown command echoed back before it is cut short.
+const ECHO_CHARS: usize = 80;
+
+/// `text` as it is echoed in an error: whole when short, else its first [`ECHO_CHARS`]
+/// characters, `…` and its length, so that a huge line does not come back whole.
+fn echo(text: &str) -> String {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+    }
 }
 
 /// The search time of a `go` whose arguments give no usable limit for the side to move.

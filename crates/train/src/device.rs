@@ -76,21 +76,35 @@ impl fmt::Display for DeviceChoice {
 }
 
 impl DeviceChoice {
-    /// The burn device (without autodiff), or an error naming the option when this build
-    /// lacks the backend.
+    /// The burn device (without autodiff), or an error that names the device asked for,
+    /// why it cannot be used, what was found instead, and `--device cpu`: this build lacks
+    /// the backend, or no adapter of the kind asked for comes up (no working driver).
     pub fn device(self) -> anyhow::Result<Device> {
         match self {
             DeviceChoice::Cpu => Ok(Device::flex()),
-            DeviceChoice::Wgpu(adapter) => wgpu_device(adapter).ok_or_else(|| {
-                anyhow::anyhow!("--device {self}: this build has no GPU backend (rebuild with `cargo build --release -p deepchess-cli --features wgpu`)")
-            }),
+            DeviceChoice::Wgpu(adapter) => wgpu_device(self, adapter),
         }
     }
 }
 
+/// The error of a `--device` that cannot be used.
+fn unusable(choice: DeviceChoice, why: &str, found: &str) -> anyhow::Error {
+    anyhow::anyhow!("--device {choice}: {why}; found: {found}; train on the CPU with --device cpu")
+}
+
+/// The wgpu device of `adapter`, brought up here (once per process) so that a machine
+/// without a usable adapter gets an error rather than a panic on burn's first tensor.
 #[cfg(feature = "wgpu")]
-fn wgpu_device(adapter: WgpuAdapter) -> Option<Device> {
+fn wgpu_device(choice: DeviceChoice, adapter: WgpuAdapter) -> anyhow::Result<Device> {
+    use std::sync::Mutex;
+
     use burn::tensor::DeviceKind;
+    /// The devices brought up so far: burn refuses to bring one up twice.
+    static READY: Mutex<Vec<(WgpuAdapter, Device)>> = Mutex::new(Vec::new());
+    let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, device)) = ready.iter().find(|(a, _)| *a == adapter) {
+        return Ok(device.clone());
+    }
     let kind = match adapter {
         WgpuAdapter::Default => DeviceKind::DefaultDevice,
         WgpuAdapter::Discrete(n) => DeviceKind::DiscreteGpu(n),
@@ -98,12 +112,51 @@ fn wgpu_device(adapter: WgpuAdapter) -> Option<Device> {
         WgpuAdapter::Virtual(n) => DeviceKind::VirtualGpu(n),
         WgpuAdapter::Cpu => DeviceKind::Cpu,
     };
-    Some(Device::wgpu(kind))
+    let device = Device::wgpu_options()
+        .device_kind(kind)
+        .init()
+        .map_err(|e| unusable(choice, &format!("no usable wgpu adapter ({e})"), &wgpu_adapters()))?;
+    ready.push((adapter, device.clone()));
+    Ok(device)
+}
+
+/// The adapters wgpu finds on every graphics API, in words.
+#[cfg(feature = "wgpu")]
+fn wgpu_adapters() -> String {
+    use burn::tensor::wgpu::wgpu;
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::all(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    // Native wgpu answers at once; the future is polled until it does.
+    let mut listing = std::pin::pin!(instance.enumerate_adapters(wgpu::Backends::all()));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let adapters = loop {
+        if let std::task::Poll::Ready(adapters) = listing.as_mut().poll(&mut context) {
+            break adapters;
+        }
+        std::thread::yield_now();
+    };
+    if adapters.is_empty() {
+        return "no adapter on any graphics API (no working Vulkan, Metal or DX12 driver)".to_owned();
+    }
+    let names: Vec<String> = adapters
+        .iter()
+        .map(|a| {
+            let info = a.get_info();
+            format!("{} ({:?}, {:?})", info.name, info.device_type, info.backend)
+        })
+        .collect();
+    names.join(", ")
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn wgpu_device(_: WgpuAdapter) -> Option<Device> {
-    None
+fn wgpu_device(choice: DeviceChoice, _: WgpuAdapter) -> anyhow::Result<Device> {
+    Err(unusable(
+        choice,
+        "this build has no GPU backend",
+        "no wgpu backend (rebuild with `cargo build --release -p deepchess-cli --features wgpu`)",
+    ))
 }
 
 #[cfg(test)]
@@ -133,5 +186,16 @@ mod tests {
     fn wgpu_without_the_feature_names_the_option_and_the_fix() {
         let err = DeviceChoice::Wgpu(WgpuAdapter::Default).device().unwrap_err().to_string();
         assert!(err.contains("--device wgpu") && err.contains("--features wgpu"), "{err}");
+        assert!(err.contains("--device cpu"), "{err}");
+    }
+
+    #[test]
+    fn an_unusable_device_names_what_was_asked_found_and_the_way_out() {
+        let choice = DeviceChoice::Wgpu(WgpuAdapter::Discrete(1));
+        let err = unusable(choice, "no usable wgpu adapter (AdapterUnavailable)", "llvmpipe (Cpu, Vulkan)").to_string();
+        assert_eq!(
+            err,
+            "--device wgpu:discrete:1: no usable wgpu adapter (AdapterUnavailable); found: llvmpipe (Cpu, Vulkan); train on the CPU with --device cpu"
+        );
     }
 }

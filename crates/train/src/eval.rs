@@ -84,12 +84,7 @@ pub struct ValueEval {
 /// with `result_weight` (the scale is the model's), and its pair accuracy.
 pub fn value(data: &Path, model: &Model, pairs: usize, result_weight: f64) -> anyhow::Result<ValueEval> {
     let params = params(model, ModelKind::Value)?;
-    let scale = model
-        .card
-        .output
-        .get(deepchess_core::arch::VALUE_CENTIPAWNS_PER_UNIT)
-        .and_then(serde_json::Value::as_f64)
-        .context("the value model's card lacks output.centipawns_per_unit")?;
+    let scale = model.card.centipawns_per_unit().context("the value model's card lacks output.centipawns_per_unit")?;
     let (positions, _) = value::load(data, Split::Validation, &Default::default())?;
     let scores = value::evaluate(&params, &positions, &crate::eval_positions::Target { result_weight, scale });
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;

@@ -272,14 +272,23 @@ impl Collector<'_> {
         self.summary.warnings.push(warning);
     }
 
-    fn add(&mut self, path: &Path, mut game: ParsedGame) -> Result<(), PrepareError> {
-        let number = self.summary.games_read;
-        if game.records.len() > IMPLAUSIBLE_PLIES {
+    /// Adds the next game of `path`, of which `games_before` games were read before it
+    /// (from earlier inputs).
+    fn add(&mut self, path: &Path, games_before: u64, mut game: ParsedGame) -> Result<(), PrepareError> {
+        // The records' game index counts every input's games from 0; messages number a
+        // game from 1 within its file, as the other messages do.
+        let index = self.summary.games_read;
+        let number = index - games_before + 1;
+        // The records hold every position, the final one included.
+        let plies = game.records.len().saturating_sub(1);
+        if plies > IMPLAUSIBLE_PLIES {
             self.warn(format!(
-                "{}: game {number} has {} plies, more than any real game: games run together, or a damaged file?",
-                path.display(),
-                game.records.len()
+                "{}: game {number} has {plies} plies, more than any real game: games run together, or a damaged file?",
+                path.display()
             ));
+        }
+        if game.skip == Some(SkipReason::PlyOutOfRange) {
+            self.warn(format!("{}: game {number} skipped: {}", path.display(), game.detail));
         }
         self.summary.games_read += 1;
         match game.result {
@@ -320,7 +329,7 @@ impl Collector<'_> {
         let first_ply = 2 * self.options.skip_moves;
         let (mut positions, mut moves) = (0, 0);
         for record in &mut game.records {
-            record.set_game(number as u32);
+            record.set_game(index as u32);
             let played = record.played().expect("records built by the parser decode");
             if with_moves && played.is_some() {
                 self.writers.get(Content::Moves, split).push(record)?;
@@ -356,6 +365,7 @@ pub fn prepare(
     if options.inputs.is_empty() {
         return Err(PrepareError::Option("no input: give at least one --pgn FILE".into()));
     }
+    check_distinct_inputs(&options.inputs)?;
     let out = &options.out;
     check_output(options)?;
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -420,6 +430,21 @@ fn not_a_prepare_output(dir: &Path) -> Option<String> {
         Some(s) if ["games_read", "games_used", "skipped", "options"].iter().all(|k| s.get(k).is_some()) => None,
         Some(_) => Some("its summary.json is not a prepare summary".into()),
     }
+}
+
+/// Refuses a file given twice as `--pgn` (under any spelling or link): its games would
+/// count twice.
+fn check_distinct_inputs(inputs: &[PathBuf]) -> Result<(), PrepareError> {
+    for (i, later) in inputs.iter().enumerate() {
+        if let Some(first) = inputs[..i].iter().find(|earlier| guard::same_path(earlier, later)) {
+            let also = if first == later { String::new() } else { format!(" (as {})", first.display()) };
+            return Err(PrepareError::Option(format!(
+                "--pgn {} is given twice{also}: its games would be counted twice",
+                later.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses an `--out` that is an input or holds one, and, without `--force`, one that
@@ -584,7 +609,7 @@ fn read_input(
             let parsed: Vec<Vec<ParsedGame>> = group.par_iter().map(|b| parse_batch(b, parse_options)).collect();
             drop(group);
             for game in parsed.into_iter().flatten() {
-                collector.add(path, game)?;
+                collector.add(path, games_before, game)?;
             }
             progress(Progress {
                 path,

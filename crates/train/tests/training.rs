@@ -141,7 +141,7 @@ fn init_starts_the_run_from_a_trained_value_net() {
     );
     assert!((validation_loss(&warm) - validation_loss(&six)).abs() < 0.05 * validation_loss(&six));
     assert_eq!(warm.card.hyperparameters["init"].as_str(), trained.to_str());
-    let k = |model: &Model| model.card.output["centipawns_per_unit"].as_f64().unwrap();
+    let k = |model: &Model| model.card.centipawns_per_unit().unwrap();
     assert_eq!(k(&warm), k(&six), "the warm start keeps the --init net's scale");
     // output buckets from a single-output net: each bucket starts as its output
     let bucketed = value::ValueOptions { output_buckets: 8, ..tiny(Some(trained.clone())) };

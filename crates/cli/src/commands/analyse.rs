@@ -1,25 +1,28 @@
 //! `deepchess analyse`: one position, searched and explained for a person at a terminal
 //! (best lines, win/draw/loss chances, the move predictors' favourites), or a whole PGN
-//! game annotated with the engine's scores and choices.
+//! game annotated with the engine's scores and choices (read and written by
+//! `deepchess_arena::pgn_game` and `deepchess_arena::annotate`).
 
-use std::fmt::Write as _;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use deepchess_arena::annotate::{annotate, san, san_line};
+use deepchess_arena::pgn_game::{PgnGame, read_game};
+use deepchess_core::atomic::{check_overwrite, write_atomic};
 use deepchess_engine::engine::Engine;
 use deepchess_engine::nn::Scratch;
 use deepchess_engine::position_history::Game;
 use deepchess_engine::search::ordering::move_probabilities;
 use deepchess_engine::search::{Info, Limits, Report, Score, SearchResult, wdl};
-use pgn_reader::{Outcome, RawTag, Reader, Skip, Visitor};
+use deepchess_train::guard;
+use deepchess_train::pgn::input as pgn_input;
 use shakmaty::fen::Fen;
 use shakmaty::san::SanPlus;
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, Color, Move, Position};
+use shakmaty::{CastlingMode, Chess, Move, Position};
 
 /// How many of the move predictors' favourite moves are listed.
 const POLICY_MOVES: usize = 5;
@@ -78,11 +81,8 @@ pub struct AnalyseArgs {
 
 /// Runs `deepchess analyse`.
 pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
-    if let Some(out) = &args.out
-        && out.exists()
-        && !args.force
-    {
-        bail!("--out {}: the file exists (--force overwrites it)", out.display());
+    if let Some(out) = &args.out {
+        check_output(out, args.pgn.as_deref(), args.force)?;
     }
     // Read the input before the networks load, so that mistakes are reported at once.
     let input = match &args.pgn {
@@ -119,15 +119,17 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
     match input {
         Input::Position(game) => analyse_position(&mut engine, &game, &limits, args.verbose),
         Input::Pgn(pgn) => {
-            let path = args.pgn.as_deref().expect("--pgn");
-            let text = annotate(&mut engine, &pgn, &limits, args.verbose)
-                .with_context(|| format!("{} game {}", path.display(), args.game))?;
+            let text = annotate(&pgn, |game| search(&mut engine, game, &limits, args.verbose).map(|a| a.result));
             match &args.out {
                 None => {
                     print!("{text}");
                     Ok(())
                 }
-                Some(out) => write_new(out, &text, args.force),
+                Some(out) => {
+                    // Checked again: the file may have appeared during the search.
+                    check_output(out, args.pgn.as_deref(), args.force)?;
+                    write_atomic(out, text.as_bytes()).map_err(|e| anyhow::anyhow!("--out {e}"))
+                }
             }
         }
     }
@@ -264,216 +266,24 @@ fn score_text(score: Score) -> String {
     }
 }
 
-fn san(position: &Chess, m: &Move) -> String {
-    SanPlus::from_move(position.clone(), *m).to_string()
-}
-
-/// A line in SAN with move numbers.
-fn san_line(position: &Chess, line: &[Move]) -> String {
-    let mut position = position.clone();
-    let mut text = Vec::new();
-    for (i, m) in line.iter().enumerate() {
-        let number = position.fullmoves();
-        if position.turn() == Color::White {
-            text.push(format!("{number}."));
-        } else if i == 0 {
-            text.push(format!("{number}..."));
-        }
-        text.push(SanPlus::from_move_and_play_unchecked(&mut position, *m).to_string());
-    }
-    text.join(" ")
-}
-
-/// A game read from a PGN file: its tags, start position and main line.
-struct PgnGame {
-    tags: Vec<(String, String)>,
-    start: Chess,
-    moves: Vec<Move>,
-    outcome: Outcome,
-}
-
-/// Reads game `number` (from 1) of the PGN file at `path`; errors name the file and game.
+/// Reads game `number` (from 1) of the PGN file at `path`, compressed or not (as `prepare`
+/// reads them); errors name the file and the game.
 fn read_pgn_game(path: &Path, number: u64) -> anyhow::Result<PgnGame> {
-    let file = std::fs::File::open(path).with_context(|| format!("--pgn {}", path.display()))?;
-    let mut reader = Reader::new(file);
-    let mut count = 0;
-    loop {
-        let wanted = count + 1 == number;
-        let parsed = reader
-            .read_game(&mut GameVisitor { wanted })
-            .with_context(|| format!("reading {} game {}", path.display(), count + 1))?;
-        let Some(parsed) = parsed else {
-            bail!("{}: no game {number} (the file has {count})", path.display());
-        };
-        count += 1;
-        if wanted {
-            return parsed.map_err(|e| anyhow::anyhow!("{} game {number}: {e}", path.display()));
-        }
-    }
+    let input = pgn_input::open(path).with_context(|| format!("--pgn {}", path.display()))?;
+    read_game(input.reader, number).with_context(|| format!("--pgn {}", path.display()))
 }
 
-/// Reads a game's tags and main line (`wanted`: otherwise the game is only counted).
-struct GameVisitor {
-    wanted: bool,
-}
-
-/// The main line read so far.
-struct Movetext {
-    game: PgnGame,
-    position: Chess,
-}
-
-impl Visitor for GameVisitor {
-    type Tags = Vec<(String, String)>;
-    type Movetext = Movetext;
-    type Output = Result<PgnGame, String>;
-
-    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Self::Tags> {
-        ControlFlow::Continue(Vec::new())
+/// Refuses an `--out` that is the `--pgn` input (under any spelling or link), even with
+/// `--force`, and an existing one without it.
+fn check_output(out: &Path, input: Option<&Path>, force: bool) -> anyhow::Result<()> {
+    if let Some(input) = input
+        && guard::same_path(out, input)
+    {
+        bail!(
+            "--out {} is the input --pgn {}: the annotated game would replace the game it is made from (even with --force); write it elsewhere",
+            out.display(),
+            input.display()
+        );
     }
-
-    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Self::Output> {
-        tags.push((String::from_utf8_lossy(name).into_owned(), value.decode_utf8_lossy().into_owned()));
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Self::Output, Self::Movetext> {
-        let start = match tags.iter().find(|(name, _)| name == "FEN") {
-            Some((_, fen)) if self.wanted => {
-                let parsed = fen
-                    .parse::<Fen>()
-                    .map_err(|e| e.to_string())
-                    .and_then(|f| f.into_position(CastlingMode::Standard).map_err(|e| e.to_string()));
-                match parsed {
-                    Ok(position) => position,
-                    Err(e) => return ControlFlow::Break(Err(format!("FEN tag `{fen}`: {e}"))),
-                }
-            }
-            _ => Chess::default(),
-        };
-        let game = PgnGame { tags, start: start.clone(), moves: Vec::new(), outcome: Outcome::Unknown };
-        ControlFlow::Continue(Movetext { game, position: start })
-    }
-
-    fn san(&mut self, line: &mut Self::Movetext, san_plus: SanPlus) -> ControlFlow<Self::Output> {
-        if !self.wanted {
-            return ControlFlow::Continue(());
-        }
-        match san_plus.san.to_move(&line.position) {
-            Ok(m) => {
-                line.game.moves.push(m);
-                line.position.play_unchecked(m);
-                ControlFlow::Continue(())
-            }
-            Err(e) => {
-                let ply = line.game.moves.len() + 1;
-                ControlFlow::Break(Err(format!("move {ply} (`{san_plus}`) is not legal: {e}")))
-            }
-        }
-    }
-
-    fn begin_variation(&mut self, _line: &mut Self::Movetext) -> ControlFlow<Self::Output, Skip> {
-        ControlFlow::Continue(Skip(true))
-    }
-
-    fn outcome(&mut self, line: &mut Self::Movetext, outcome: Outcome) -> ControlFlow<Self::Output> {
-        line.game.outcome = outcome;
-        ControlFlow::Continue(())
-    }
-
-    fn end_game(&mut self, line: Self::Movetext) -> Self::Output {
-        Ok(line.game)
-    }
-}
-
-/// `[%eval]` text of the position after a move (lichess's way): pawns from White's view,
-/// `#N` / `#-N` for White / Black mating in N; a finished game is `#0`/`#-0` (White/Black
-/// has mated) or `0.00` (a draw).
-fn eval_text(analysis: Option<&Analysis>, position: &Chess) -> String {
-    let Some(analysis) = analysis else {
-        return match position.is_checkmate() {
-            true if position.turn() == Color::Black => "#0".to_string(),
-            true => "#-0".to_string(),
-            false => "0.00".to_string(),
-        };
-    };
-    let sign = if position.turn() == Color::White { 1 } else { -1 };
-    match analysis.result.score {
-        Score::Cp(cp) => format!("{:.2}", f64::from(sign * cp) / 100.0),
-        Score::Mate(n) => format!("#{}", sign * n),
-    }
-}
-
-/// The game annotated: every position searched, `{ [%eval] }` after each move, and the
-/// engine's line as a variation where its choice differs from the move played.
-fn annotate(engine: &mut Engine, pgn: &PgnGame, limits: &Limits, verbose: bool) -> anyhow::Result<String> {
-    let mut game = Game::new(pgn.start.clone());
-    let mut analyses = Vec::with_capacity(pgn.moves.len() + 1);
-    let mut positions = Vec::with_capacity(pgn.moves.len() + 1);
-    for &m in &pgn.moves {
-        positions.push(game.position().clone());
-        analyses.push(search(engine, &game, limits, verbose));
-        game.play(m);
-    }
-    positions.push(game.position().clone());
-    analyses.push(search(engine, &game, limits, verbose));
-
-    let mut text = String::new();
-    for (name, value) in &pgn.tags {
-        let value = value.replace('\\', "\\\\").replace('"', "\\\"");
-        writeln!(text, "[{name} \"{value}\"]")?;
-    }
-    if !pgn.tags.iter().any(|(name, _)| name == "Annotator") {
-        writeln!(text, "[Annotator \"deepchess\"]")?;
-    }
-    text.push('\n');
-    let mut atoms: Vec<String> = Vec::new();
-    for (i, m) in pgn.moves.iter().enumerate() {
-        let before = &positions[i];
-        let number = before.fullmoves();
-        let dots = if before.turn() == Color::White { "." } else { "..." };
-        atoms.push(format!("{number}{dots} {}", san(before, m)));
-        atoms.push(format!("{{ [%eval {}] }}", eval_text(analyses[i + 1].as_ref(), &positions[i + 1])));
-        if let Some(choice) = &analyses[i]
-            && choice.result.best != *m
-        {
-            // The engine's line, its score after its first move as lichess places it.
-            let pv = &choice.result.pv;
-            let mut variation =
-                format!("( {} {{ [%eval {}] }}", san_line(before, &pv[..1]), eval_text(Some(choice), before));
-            if pv.len() > 1 {
-                let mut after = before.clone();
-                after.play_unchecked(pv[0]);
-                write!(variation, " {}", san_line(&after, &pv[1..]))?;
-            }
-            atoms.push(variation + " )");
-        }
-    }
-    atoms.push(pgn.outcome.to_string());
-    let mut line = String::new();
-    for atom in atoms {
-        if !line.is_empty() && line.len() + 1 + atom.len() > 79 {
-            writeln!(text, "{line}")?;
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&atom);
-    }
-    writeln!(text, "{line}\n")?;
-    Ok(text)
-}
-
-/// Writes `text` to `path` through a temporary file renamed into place, refusing to replace
-/// an existing file unless `force`.
-fn write_new(path: &Path, text: &str, force: bool) -> anyhow::Result<()> {
-    if path.exists() && !force {
-        bail!("--out {}: the file exists (--force overwrites it)", path.display());
-    }
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    std::fs::write(&temp, text).with_context(|| format!("writing {}", temp.display()))?;
-    std::fs::rename(&temp, path).with_context(|| format!("renaming {} to {}", temp.display(), path.display()))
+    check_overwrite(out, force).map_err(|e| anyhow::anyhow!("--out {e}"))
 }

@@ -243,5 +243,15 @@ pub fn run(args: StsArgs) -> anyhow::Result<()> {
         write_atomic(json, serde_json::to_string_pretty(&document)?.as_bytes())?;
     }
     println!("{}", report.render());
+    let failed = results.iter().filter(|r| r.error.is_some()).count();
+    if failed == results.len() {
+        bail!(
+            "all {failed} positions failed (the warnings above say why): the engine `{}` was not measured",
+            settings.engine.argv.join(" ")
+        );
+    }
+    if failed > 0 {
+        eprintln!("warning: {failed} of {} positions failed and scored 0 (see the warnings above)", results.len());
+    }
     Ok(())
 }

@@ -167,7 +167,7 @@ fn value_model(seed: u64, width: usize, buckets: usize) -> Model {
     let mut tensors = std::collections::BTreeMap::new();
     for (name, _) in model.card.stacks.iter().flat_map(deepchess_core::StackSpec::tensors) {
         let mut v = model.tensor(&name).unwrap().to_vec();
-        if name == "ft.0.weight" {
+        if name == deepchess_core::arch::VALUE_FT_WEIGHT {
             v.iter_mut().for_each(|x| *x *= 3.0);
         }
         if name == "out.0.weight" {

@@ -18,8 +18,8 @@
 //! for AVX-512, AVX2 and the baseline, chosen at run time.
 
 use deepchess_core::arch::{
-    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_QUANT,
-    VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket, value_output_bucket_major,
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WEIGHT, VALUE_MAX_OUTPUT_BUCKETS,
+    VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket, value_output_bucket_major,
 };
 use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, diff, perspective_feature};
 use deepchess_core::{Model, SparseFeatures};
@@ -79,10 +79,7 @@ impl ValueNet {
         }
         let centipawns_per_unit = model
             .card
-            .output
-            .get(VALUE_CENTIPAWNS_PER_UNIT)
-            .and_then(serde_json::Value::as_f64)
-            .filter(|k| k.is_finite() && *k > 0.0)
+            .centipawns_per_unit()
             .ok_or_else(|| invalid(format!("the card's `output` lacks a positive `{VALUE_CENTIPAWNS_PER_UNIT}`")))?
             as f32;
         let quantise = |values: &[f32], scale: i32, limit: f32, name: &str| {
@@ -108,7 +105,7 @@ impl ValueNet {
         }
         Ok(ValueNet {
             width,
-            ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, "ft.0.weight")?,
+            ft_weight: quantise(ft.weight, VALUE_FT_QUANT, ft_limit, VALUE_FT_WEIGHT)?,
             ft_bias: quantise(ft.bias, VALUE_FT_QUANT, ft_limit, "ft.0.bias")?,
             out_weight: quantise(
                 &value_output_bucket_major(out.weight, buckets),

@@ -12,14 +12,11 @@ use super::*;
 
 /// The test tables, or `None` after saying why the test skips.
 pub(crate) fn test_tables() -> Option<Tablebases> {
-    let Some(path) = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH").ok().filter(|p| !p.is_empty()) else {
-        println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH is not set (a directory of Syzygy tables, as .ci/run fetches)");
-        return None;
-    };
+    let path = test_path()?;
     match Tablebases::open(&path) {
         Ok(tables) => Some(tables),
         Err(error) => {
-            println!("skipped: DEEPCHESS_SYZYGY_TEST_PATH: {error}");
+            println!("skipped: {TEST_PATH_VARIABLE}: {error}");
             None
         }
     }
@@ -119,7 +116,7 @@ fn without_dtz_tables_the_root_is_ranked_by_wdl() {
     let game = Game::from_uci(Some("k7/8/1K6/8/8/8/7Q/8 w - - 0 1"), &[]).unwrap();
     let by_dtz = tables.rank_root(&game, 7, true).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let source = std::env::var("DEEPCHESS_SYZYGY_TEST_PATH").unwrap();
+    let source = test_path().unwrap();
     std::fs::copy(Path::new(&source).join("KQvK.rtbw"), dir.path().join("KQvK.rtbw")).unwrap();
     let wdl_only = Tablebases::open(dir.path().to_str().unwrap()).unwrap();
     assert!(wdl_only.summary().starts_with("Syzygy: 1 WDL and 0 DTZ tables (up to 3 pieces) from "));

@@ -22,7 +22,7 @@ use shakmaty::Color;
 use super::params::Params;
 
 /// Name of the feature transformer's weights `[768, N]`.
-pub const FT_WEIGHT: &str = "ft.0.weight";
+pub use deepchess_core::arch::VALUE_FT_WEIGHT as FT_WEIGHT;
 /// Name of the feature transformer's biases `[N]`.
 pub const FT_BIAS: &str = "ft.0.bias";
 /// Name of the output layer's weights `[2N, B]`.

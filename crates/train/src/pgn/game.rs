@@ -27,11 +27,14 @@ pub enum SkipReason {
     TooManyPieces,
     /// The PGN reader could not parse the game (for example an unterminated tag).
     Unreadable,
+    /// A ply (from the `FEN` tag's move number, or a game that long) beyond the largest
+    /// a record stores, [`u16::MAX`].
+    PlyOutOfRange,
 }
 
 impl SkipReason {
     /// Every reason, in summary order.
-    pub const ALL: [SkipReason; 7] = [
+    pub const ALL: [SkipReason; 8] = [
         SkipReason::Variant,
         SkipReason::Chess960,
         SkipReason::BadFen,
@@ -39,6 +42,7 @@ impl SkipReason {
         SkipReason::NoResult,
         SkipReason::TooManyPieces,
         SkipReason::Unreadable,
+        SkipReason::PlyOutOfRange,
     ];
 
     /// Name in summaries.
@@ -51,6 +55,7 @@ impl SkipReason {
             SkipReason::NoResult => "no_result",
             SkipReason::TooManyPieces => "too_many_pieces",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::PlyOutOfRange => "ply_out_of_range",
         }
     }
 }
@@ -276,8 +281,15 @@ impl Visitor for GameParser {
             Ok(pos) => pos,
             Err((reason, detail)) => return ControlFlow::Break(self.skipped(&tags, reason, detail)),
         };
-        let ply = (pos.fullmoves().get().saturating_sub(1) * 2 + u32::from(pos.turn() == Color::Black))
-            .min(u32::from(u16::MAX));
+        let ply = pos.fullmoves().get().saturating_sub(1).saturating_mul(2) + u32::from(pos.turn() == Color::Black);
+        let Ok(ply) = u16::try_from(ply) else {
+            let detail = format!(
+                "the FEN tag's move number {} is ply {ply}, beyond the {} plies a record stores",
+                pos.fullmoves(),
+                u16::MAX
+            );
+            return ControlFlow::Break(self.skipped(&tags, SkipReason::PlyOutOfRange, detail));
+        };
         let game = ParsedGame {
             records: Vec::with_capacity(160),
             result: tags.result,
@@ -288,17 +300,16 @@ impl Visitor for GameParser {
             hash: 0,
             description: self.describe(&tags),
         };
-        ControlFlow::Continue(Movetext {
-            game,
-            pos,
-            ply: ply as u16,
-            pending_eval: EVAL_NONE,
-            hash: tags.hash,
-            outcome: None,
-        })
+        ControlFlow::Continue(Movetext { game, pos, ply, pending_eval: EVAL_NONE, hash: tags.hash, outcome: None })
     }
 
     fn san(&mut self, m: &mut Movetext, san_plus: SanPlus) -> ControlFlow<ParsedGame> {
+        if m.ply == u16::MAX {
+            let mut game = std::mem::replace(m, placeholder());
+            game.game.skip = Some(SkipReason::PlyOutOfRange);
+            game.game.detail = format!("move {san_plus} leads beyond the {} plies a record stores", u16::MAX);
+            return ControlFlow::Break(self.finish(game, false));
+        }
         let mv = match san_plus.san.to_move(&m.pos) {
             Ok(mv) => mv,
             Err(e) => {
@@ -328,7 +339,7 @@ impl Visitor for GameParser {
         m.hash.write(&[played.from as u8, played.label.to, played.promotion.map_or(0, |r| r as u8)]);
         m.pending_eval = EVAL_NONE;
         m.pos.play_unchecked(mv);
-        m.ply = m.ply.saturating_add(1);
+        m.ply += 1;
         ControlFlow::Continue(())
     }
 

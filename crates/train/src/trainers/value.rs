@@ -397,9 +397,9 @@ fn init_model(dir: &Path) -> anyhow::Result<Model> {
 
 /// The centipawns per logit unit K recorded in a value model's card.
 fn model_scale(model: &Model) -> anyhow::Result<f64> {
-    model.card.output[VALUE_CENTIPAWNS_PER_UNIT]
-        .as_f64()
-        .filter(|k| *k > 0.0 && k.is_finite())
+    model
+        .card
+        .centipawns_per_unit()
         .ok_or_else(|| anyhow::anyhow!("--init: the model card gives no positive output.{VALUE_CENTIPAWNS_PER_UNIT}"))
 }
 
