@@ -350,3 +350,32 @@ fn compressed_pgn_reads_back_as_the_datasets_records() {
         }
     }
 }
+
+#[test]
+fn train_value_streams_a_directory_of_compressed_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    assert!(datagen(&out, &["--games", "6", "--threads", "2", "--pgn"]).0);
+    let generations = dir.path().join("selfplay");
+    std::fs::create_dir(&generations).unwrap();
+    let text = std::fs::read(out.join("games.pgn")).unwrap();
+    std::fs::write(generations.join("a.pgn.zst"), zstd::encode_all(&text[..], 19).unwrap()).unwrap();
+    let run = dir.path().join("run");
+    let train = |data: &Path, extra: &[&str]| {
+        let mut args = vec!["train", "value", "--data", data.to_str().unwrap(), "--out", run.to_str().unwrap()];
+        args.extend(["--epochs", "1", "--width", "16", "--batch", "32", "--output-buckets", "1", "--force"]);
+        args.extend(["--mix-validation-fraction", "0.5", "--shuffle-buffer", "50"]);
+        args.extend(extra);
+        let result = deepchess(&args);
+        (result.status.success(), texts(&result).1)
+    };
+    let (ok, stderr) = train(&generations, &[]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("a.pgn.zst (weight 1): "), "{stderr}");
+    assert!(run.join("value.safetensors").exists());
+    // a prepared dataset is not streamed
+    let (ok, stderr) = train(&out, &["--mix", generations.join("a.pgn.zst").to_str().unwrap()]);
+    assert!(!ok && stderr.contains("--mix streams PGN files"), "{stderr}");
+    let (ok, stderr) = train(&generations, &["--mix", "x.pgn:-2"]);
+    assert!(!ok && stderr.contains("≥ 0"), "{stderr}");
+}

@@ -271,7 +271,7 @@ enum Training {
     /// Prepared datasets, held in memory.
     Held(EvalPositions),
     /// PGN files streamed, with the current epoch's stream.
-    Streamed(Mix, Option<MixStream>),
+    Streamed(Box<Mix>, Option<Box<MixStream>>),
 }
 
 /// The PGN files `--data` and `--mix` name for streaming, with their weights; none when
@@ -350,7 +350,7 @@ impl ValueTrainer {
                 },
             )?;
             let (validation, (train_counts, validation_counts)) = (std::mem::take(&mut mix.validation), mix.counts);
-            (Training::Streamed(mix, None), validation, train_counts, validation_counts)
+            (Training::Streamed(Box::new(mix), None), validation, train_counts, validation_counts)
         };
         anyhow::ensure!(
             train_counts.kept > 0,
@@ -434,7 +434,7 @@ impl Trainer for ValueTrainer {
             // the stream's positions in the order it gives them
             Training::Streamed(mix, stream) => {
                 let n = usize::try_from(mix.epoch_positions(at.epoch))?;
-                *stream = Some(mix.stream(at.epoch));
+                *stream = Some(Box::new(mix.stream(at.epoch)));
                 (0..limit.unwrap_or(n).min(n)).collect()
             }
         };
