@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::Context;
+use deepchess_core::dataset::file_name;
 use deepchess_core::record::{EVAL_NONE, GameInfo};
-use deepchess_core::{Record, Split};
+use deepchess_core::{Content, Record, Split};
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -61,6 +62,41 @@ impl FromStr for Source {
         }
         Ok(Source { path: PathBuf::from(path), weight })
     }
+}
+
+/// The PGN files `--data` and `--mix` name for streaming, with their weights; none when
+/// `--data` is a prepared dataset directory and there is no `--mix`.
+pub fn sources(data: &Path, mix: &[Source]) -> anyhow::Result<Vec<Source>> {
+    let prepared = data.is_dir() && data.join(file_name(Content::Moves, Split::Train)).exists();
+    let mut sources = match (prepared, data.is_dir()) {
+        (true, _) if mix.is_empty() => return Ok(Vec::new()),
+        (true, _) => anyhow::bail!(
+            "--mix streams PGN files and --data {} is a prepared dataset: give --data a PGN file or a directory of them (prepared directories join with --extra-data)",
+            data.display()
+        ),
+        (false, true) => {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(data)
+                .with_context(|| format!("--data {}", data.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(".pgn")))
+                .collect();
+            files.sort();
+            anyhow::ensure!(
+                !files.is_empty(),
+                "--data {}: neither a prepared dataset (moves-train.bin) nor PGN files (*.pgn*)",
+                data.display()
+            );
+            files.into_iter().map(|path| Source { path, weight: 1.0 }).collect()
+        }
+        (false, false) => vec![Source { path: data.to_path_buf(), weight: 1.0 }],
+    };
+    for extra in mix {
+        match sources.iter_mut().find(|s| crate::guard::same_path(&s.path, &extra.path)) {
+            Some(source) => source.weight = extra.weight,
+            None => sources.push(extra.clone()),
+        }
+    }
+    Ok(sources)
 }
 
 /// The searched positions of a parsed game: every position a move was played from, with
@@ -398,6 +434,28 @@ mod tests {
         assert_eq!("d/a.pgn.zst:2.5".parse::<Source>().unwrap(), Source { path: "d/a.pgn.zst".into(), weight: 2.5 });
         assert!("a.pgn:x".parse::<Source>().unwrap_err().contains("not a number"));
         assert!("a.pgn:-1".parse::<Source>().unwrap_err().contains("≥ 0"));
+    }
+
+    #[test]
+    fn data_and_mix_name_the_sources_and_their_weights() {
+        let dir = std::env::temp_dir().join(format!("deepchess-mix-{}-dir", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["b.pgn.zst", "a.pgn", "notes.txt"] {
+            std::fs::write(dir.join(name), "").unwrap();
+        }
+        let weights = |data: &Path, mix: &[&str]| {
+            let mix: Vec<Source> = mix.iter().map(|m| m.parse().unwrap()).collect();
+            sources(data, &mix).unwrap().into_iter().map(|s| (s.path, s.weight)).collect::<Vec<_>>()
+        };
+        let (a, b) = (dir.join("a.pgn"), dir.join("b.pgn.zst"));
+        assert_eq!(weights(&dir, &[]), [(a.clone(), 1.0), (b.clone(), 1.0)], "every PGN file of a directory");
+        let b_half = format!("{}:0.5", b.display());
+        assert_eq!(weights(&dir, &[&b_half, "c.pgn:3"]), [(a.clone(), 1.0), (b, 0.5), ("c.pgn".into(), 3.0)]);
+        assert_eq!(weights(&a, &[]), [(a, 1.0)]);
+        std::fs::write(dir.join("moves-train.bin"), "").unwrap();
+        assert!(sources(&dir, &[]).unwrap().is_empty(), "a prepared dataset is not streamed");
+        assert!(sources(&dir, &["c.pgn".parse().unwrap()]).unwrap_err().to_string().contains("--mix streams"));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

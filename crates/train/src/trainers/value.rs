@@ -23,7 +23,7 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::data::{DataFile, epoch_order};
 use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target, fit_scale};
-use crate::mix::{Mix, MixOptions, MixStream, Source};
+use crate::mix::{self, Mix, MixOptions, MixStream, Source};
 use crate::nn::adam::Adam;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
@@ -274,42 +274,6 @@ enum Training {
     Streamed(Box<Mix>, Option<Box<MixStream>>),
 }
 
-/// The PGN files `--data` and `--mix` name for streaming, with their weights; none when
-/// `--data` is a prepared dataset directory and there is no `--mix`.
-pub fn stream_sources(data: &Path, mix: &[Source]) -> anyhow::Result<Vec<Source>> {
-    let prepared =
-        data.is_dir() && data.join(deepchess_core::dataset::file_name(Content::Moves, Split::Train)).exists();
-    let mut sources = match (prepared, data.is_dir()) {
-        (true, _) if mix.is_empty() => return Ok(Vec::new()),
-        (true, _) => anyhow::bail!(
-            "--mix streams PGN files and --data {} is a prepared dataset: give --data a PGN file or a directory of them (prepared directories join with --extra-data)",
-            data.display()
-        ),
-        (false, true) => {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(data)
-                .with_context(|| format!("--data {}", data.display()))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(".pgn")))
-                .collect();
-            files.sort();
-            anyhow::ensure!(
-                !files.is_empty(),
-                "--data {}: neither a prepared dataset (moves-train.bin) nor PGN files (*.pgn*)",
-                data.display()
-            );
-            files.into_iter().map(|path| Source { path, weight: 1.0 }).collect()
-        }
-        (false, false) => vec![Source { path: data.to_path_buf(), weight: 1.0 }],
-    };
-    for extra in mix {
-        match sources.iter_mut().find(|s| crate::guard::same_path(&s.path, &extra.path)) {
-            Some(source) => source.weight = extra.weight,
-            None => sources.push(extra.clone()),
-        }
-    }
-    Ok(sources)
-}
-
 /// The evaluation net's [`Trainer`]: one stage of AdamW with a linear warm-up and a cosine
 /// decay over the run, gradients computed by hand ([`perspective::loss_and_gradients`]), the
 /// output weights clipped after every step. No epoch is selected: the model is the last
@@ -328,7 +292,7 @@ impl ValueTrainer {
     /// (unless `--scale` or the `--init` net gives it).
     pub fn new(data: &Path, options: &ValueOptions) -> anyhow::Result<ValueTrainer> {
         options.check()?;
-        let sources = stream_sources(data, &options.mix)?;
+        let sources = mix::sources(data, &options.mix)?;
         let (train, validation, train_counts, validation_counts) = if sources.is_empty() {
             let dirs: Vec<&Path> =
                 std::iter::once(data).chain(options.extra_data.iter().map(PathBuf::as_path)).collect();
