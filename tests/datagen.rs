@@ -244,3 +244,138 @@ fn bad_options_name_the_option() {
     }
     assert!(!out.join("summary.json").exists(), "nothing written for bad options");
 }
+
+/// Game count of a `games.pgn` (its `[Event` lines).
+fn pgn_games(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("games.pgn")).unwrap().matches("[Event ").count()
+}
+
+#[test]
+fn an_input_or_a_foreign_pgn_is_never_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/sample.pgn")).unwrap();
+    let out = dir.path().join("d");
+    std::fs::create_dir(&out).unwrap();
+    let games = out.join("games.pgn");
+    std::fs::write(&games, &sample).unwrap();
+    for force in [&[][..], &["--force"]] {
+        let mut args = vec!["--games", "1", "--pgn", "--book", games.to_str().unwrap()];
+        args.extend(force);
+        let (ok, _, stderr) = datagen(&out, &args);
+        assert!(!ok && stderr.contains("--book") && stderr.contains("a file datagen writes"), "{force:?}: {stderr}");
+        let (ok, _, stderr) =
+            datagen(&out, &["--games", "1", "--pgn"].iter().chain(force).copied().collect::<Vec<_>>());
+        assert!(!ok && stderr.contains("without a datagen summary.json"), "{force:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&games).unwrap(), sample, "the input is untouched");
+    assert!(!out.join("summary.json").exists());
+}
+
+#[test]
+fn a_resume_cuts_a_partial_pgn_tail_and_refuses_what_does_not_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    assert!(datagen(&out, &["--games", "2", "--pgn"]).0);
+    let pgn = out.join("games.pgn");
+    let mut text = std::fs::read_to_string(&pgn).unwrap();
+    text.push_str("[Event \"deepchess datagen\"]\n[Round \"3\"]\n\n5. e4 {[%eval 0.1");
+    std::fs::write(&pgn, &text).unwrap();
+    let (ok, _, stderr) = datagen(&out, &["--games", "3", "--pgn"]);
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(pgn_games(&out), 3);
+    assert!(!text.contains("0.1[Event") && !text.contains("0.1\n[Event"), "the partial game was cut");
+    assert_eq!(check_counts(&out).len(), 3);
+    // without --pgn the PGN would fall behind
+    let (ok, _, stderr) = datagen(&out, &["--games", "4"]);
+    assert!(!ok && stderr.contains("resume with --pgn"), "{stderr}");
+    // a PGN with fewer games than the datasets
+    let first_two = text.match_indices("[Event ").nth(2).unwrap().0;
+    std::fs::write(&pgn, &text[..first_two]).unwrap();
+    let (ok, _, stderr) = datagen(&out, &["--games", "4", "--pgn"]);
+    assert!(!ok && stderr.contains("holds 2 complete games") && stderr.contains("hold 3"), "{stderr}");
+    std::fs::write(&pgn, &text).unwrap();
+    // a dataset missing
+    std::fs::remove_file(out.join("moves-train.bin")).unwrap();
+    let (ok, _, stderr) = datagen(&out, &["--games", "4", "--pgn"]);
+    assert!(!ok && stderr.contains("moves-train.bin is missing") && stderr.contains("3 games"), "{stderr}");
+    assert_eq!(pgn_games(&out), 3, "nothing appended");
+}
+
+#[test]
+fn runs_with_the_same_seed_write_the_same_games_whatever_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<Vec<Record>> = [("a", "1"), ("b", "1"), ("c", "2")]
+        .iter()
+        .map(|(name, threads)| {
+            let out = dir.path().join(name);
+            let (ok, _, stderr) = datagen(&out, &["--positions", "300", "--threads", threads, "--pgn"]);
+            assert!(ok, "{stderr}");
+            check_counts(&out);
+            records(&out)
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1], "two fresh runs");
+    assert_eq!(runs[0], runs[2], "one thread and two");
+    let games = games(&runs[0]);
+    let positions_before_last = runs[0].len() - games.values().last().unwrap().len();
+    assert!(positions_before_last < 300 && runs[0].len() >= 300, "the games the target needs, no more");
+    assert_eq!(games.keys().copied().collect::<Vec<_>>(), (0..games.len() as u32).collect::<Vec<_>>());
+    let pgn = |name: &str| std::fs::read_to_string(dir.path().join(name).join("games.pgn")).unwrap();
+    assert_eq!(pgn("a"), pgn("c"));
+}
+
+#[test]
+fn compressed_pgn_reads_back_as_the_datasets_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    let (ok, _, stderr) = datagen(&out, &["--games", "4", "--threads", "2", "--pgn", "--validation-fraction", "0.5"]);
+    assert!(ok, "{stderr}");
+    let compressed = dir.path().join("games.pgn.zst");
+    let text = std::fs::read(out.join("games.pgn")).unwrap();
+    std::fs::write(&compressed, zstd::encode_all(&text[..], 19).unwrap()).unwrap();
+    let mut reader = deepchess_train::mix::GameReader::open(&compressed).unwrap();
+    let mut read = Vec::new();
+    while let Some(game) = reader.next_game().unwrap() {
+        read.push(deepchess_train::mix::searched(&game).unwrap());
+    }
+    let written = games(&records(&out));
+    assert_eq!(read.len(), written.len());
+    for (back, (number, records)) in read.iter().zip(&written) {
+        assert_eq!(back.len(), records.len(), "game {number}");
+        for (b, r) in back.iter().zip(records) {
+            assert_eq!(b.position().unwrap(), r.position().unwrap(), "game {number}");
+            assert_eq!((b.ply(), b.eval(), b.result()), (r.ply(), r.eval(), r.result()), "game {number}");
+            assert_eq!(b.played().unwrap(), r.played().unwrap(), "game {number}");
+        }
+    }
+}
+
+#[test]
+fn train_value_streams_a_directory_of_compressed_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    assert!(datagen(&out, &["--games", "6", "--threads", "2", "--pgn"]).0);
+    let generations = dir.path().join("selfplay");
+    std::fs::create_dir(&generations).unwrap();
+    let text = std::fs::read(out.join("games.pgn")).unwrap();
+    std::fs::write(generations.join("a.pgn.zst"), zstd::encode_all(&text[..], 19).unwrap()).unwrap();
+    let run = dir.path().join("run");
+    let train = |data: &Path, extra: &[&str]| {
+        let mut args = vec!["train", "value", "--data", data.to_str().unwrap(), "--out", run.to_str().unwrap()];
+        args.extend(["--epochs", "1", "--width", "16", "--batch", "32", "--output-buckets", "1", "--force"]);
+        args.extend(["--mix-validation-fraction", "0.5", "--shuffle-buffer", "50"]);
+        args.extend(extra);
+        let result = deepchess(&args);
+        (result.status.success(), texts(&result).1)
+    };
+    let (ok, stderr) = train(&generations, &[]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("a.pgn.zst (weight 1): "), "{stderr}");
+    assert!(run.join("value.safetensors").exists());
+    // a prepared dataset is not streamed
+    let (ok, stderr) = train(&out, &["--mix", generations.join("a.pgn.zst").to_str().unwrap()]);
+    assert!(!ok && stderr.contains("--mix streams PGN files"), "{stderr}");
+    let (ok, stderr) = train(&generations, &["--mix", "x.pgn:-2"]);
+    assert!(!ok && stderr.contains("≥ 0"), "{stderr}");
+}

@@ -5,7 +5,7 @@
 //!
 //! * [`options`]: the settings; [`run`]: the worker threads and the writing loop.
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
-//! * [`output`], [`summary`], [`pgn`]: the output directory; [`export`]: the text form.
+//! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
 
 pub mod adjudication;
 pub mod error;
@@ -15,6 +15,7 @@ pub mod opening;
 pub mod options;
 pub mod output;
 pub mod pgn;
+pub mod pgn_resume;
 pub mod player;
 pub mod rng;
 pub mod run;

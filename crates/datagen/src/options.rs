@@ -90,6 +90,8 @@ pub struct RunOptions {
     pub force: bool,
     /// Also write the games as PGN with `[%eval]` comments to `out/games.pgn`.
     pub pgn: bool,
+    /// Git commit of the build, recorded in `summary.json` by the run that starts the output.
+    pub build: Option<String>,
 }
 
 impl RunOptions {
@@ -140,6 +142,7 @@ mod tests {
             threads: 1,
             force: false,
             pgn: false,
+            build: None,
         }
     }
 

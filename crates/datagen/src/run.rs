@@ -1,7 +1,9 @@
 //! A datagen run: worker threads play one game each at a time, the calling thread appends
-//! every finished game to the output and rewrites the summary, until the target is reached
-//! or the stop flag is raised (games in progress are then dropped).
+//! the finished games to the output in the order of their numbers and rewrites the summary,
+//! until the target is reached or the stop flag is raised (games in progress, and finished
+//! games waiting for an earlier one, are then dropped).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -56,26 +58,43 @@ impl RunReport {
     }
 }
 
-/// Hands out game numbers until the target is reached.
+/// Hands out game numbers: with `--games` exactly the numbers the target needs; with
+/// `--positions` until the games written in order reach it. Games are written in the order
+/// of their numbers, so the output is the same whatever the threads and their timing.
 struct Schedule {
     next: u32,
-    games: u64,
-    positions: u64,
-    running: u64,
-    target: Target,
+    /// The number after the last one `--games` needs.
+    end: Option<u32>,
+    /// Set once the games written reach the target.
+    done: bool,
 }
 
 impl Schedule {
-    fn claim(&mut self) -> Option<u32> {
-        let more = match self.target {
-            Target::Games(n) => self.games + self.running < n,
-            Target::Positions(n) => self.positions < n,
+    fn new(summary: &Summary, target: Target) -> Schedule {
+        let (next, end) = match target {
+            Target::Games(n) => {
+                let more = n.saturating_sub(summary.games).min(u64::from(u32::MAX));
+                (summary.next_game, Some(summary.next_game.saturating_add(more as u32)))
+            }
+            Target::Positions(_) => (summary.next_game, None),
         };
+        Schedule { next, end, done: reached(summary, target) }
+    }
+
+    fn claim(&mut self) -> Option<u32> {
+        let more = !self.done && self.end.is_none_or(|end| self.next < end);
         more.then(|| {
-            self.running += 1;
             self.next += 1;
             self.next - 1
         })
+    }
+}
+
+/// Whether the output holds what `target` asks for.
+fn reached(summary: &Summary, target: Target) -> bool {
+    match target {
+        Target::Games(n) => summary.games >= n,
+        Target::Positions(n) => summary.positions >= n,
     }
 }
 
@@ -85,6 +104,24 @@ struct Finished {
     seconds: Duration,
     search: Duration,
     nodes: u64,
+}
+
+/// Writes a finished game and counts it in the summary and the report.
+fn write(
+    output: &mut Output,
+    summary: &mut Summary,
+    finished: &Finished,
+    report: &mut RunReport,
+) -> Result<(), DatagenError> {
+    output.append(&finished.game)?;
+    let positions = finished.game.plies.len() as u64;
+    report.games += 1;
+    report.positions += positions;
+    summary.add(&finished.game);
+    summary.worker_seconds += finished.seconds.as_secs_f64();
+    summary.search_seconds += finished.search.as_secs_f64();
+    summary.nodes += finished.nodes;
+    Ok(())
 }
 
 /// Runs datagen with `options`; `stop` ends it early, `progress` sees the summary and this
@@ -106,13 +143,7 @@ pub fn run(
     let (mut output, mut summary) = Output::open(options)?;
     let started = Instant::now();
     let previous_seconds = summary.seconds;
-    let schedule = Mutex::new(Schedule {
-        next: summary.next_game,
-        games: summary.games,
-        positions: summary.positions,
-        running: 0,
-        target: options.target,
-    });
+    let schedule = Mutex::new(Schedule::new(&summary, options.target));
     let mut report = RunReport {
         summary: summary.clone(),
         games: 0,
@@ -154,9 +185,11 @@ pub fn run(
             });
         }
         drop(sender);
+        // Finished games wait here until every game before them is written.
+        let mut waiting = BTreeMap::new();
+        let mut next_to_write = summary.next_game;
         for message in receiver {
-            let written = message.and_then(|f| output.append(&f.game).map(|()| f));
-            let finished = match written {
+            let finished = match message {
                 Ok(finished) => finished,
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
@@ -164,29 +197,33 @@ pub fn run(
                     continue;
                 }
             };
-            let positions = finished.game.plies.len() as u64;
-            {
-                let mut s = schedule.lock().expect("schedule lock");
-                s.running -= 1;
-                s.games += 1;
-                s.positions += positions;
-            }
-            report.games += 1;
-            report.positions += positions;
             report.worker_seconds += finished.seconds.as_secs_f64();
             report.search_seconds += finished.search.as_secs_f64();
             report.nodes += finished.nodes;
-            summary.add(&finished.game);
-            summary.seconds = previous_seconds + started.elapsed().as_secs_f64();
-            summary.worker_seconds += finished.seconds.as_secs_f64();
-            summary.search_seconds += finished.search.as_secs_f64();
-            summary.nodes += finished.nodes;
-            if let Err(e) = summary.save(output.dir()) {
-                stop.store(true, Ordering::Relaxed);
-                failure.get_or_insert(e);
-                continue;
+            waiting.insert(finished.game.number, finished);
+            while failure.is_none()
+                && !reached(&summary, options.target)
+                && let Some(finished) = waiting.remove(&next_to_write)
+            {
+                next_to_write += 1;
+                if let Err(e) = write(&mut output, &mut summary, &finished, &mut report) {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                    break;
+                }
+                summary.seconds = previous_seconds + started.elapsed().as_secs_f64();
+                if let Err(e) = summary.save(output.dir()) {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(e);
+                    break;
+                }
+                progress(&summary, &report);
             }
-            progress(&summary, &report);
+            if reached(&summary, options.target) {
+                // the games still running are not needed: stop them
+                schedule.lock().expect("schedule lock").done = true;
+                stop.store(true, Ordering::Relaxed);
+            }
         }
     });
     if let Some(e) = failure {
@@ -194,7 +231,7 @@ pub fn run(
     }
     summary.seconds = previous_seconds + started.elapsed().as_secs_f64();
     summary.save(output.dir())?;
-    report.interrupted = stop.load(Ordering::Relaxed);
+    report.interrupted = stop.load(Ordering::Relaxed) && !reached(&summary, options.target);
     report.seconds = started.elapsed().as_secs_f64();
     report.summary = summary;
     Ok(report)

@@ -54,6 +54,10 @@ pub struct Summary {
     pub nodes: u64,
     /// When this file was written (UTC, RFC 3339).
     pub updated: String,
+    /// Git commit of the build that started the output (`None` in outputs from before it
+    /// was recorded).
+    #[serde(default)]
+    pub build: Option<String>,
 }
 
 impl Summary {
@@ -76,6 +80,7 @@ impl Summary {
             search_seconds: 0.0,
             nodes: 0,
             updated: String::new(),
+            build: None,
         }
     }
 

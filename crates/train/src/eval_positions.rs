@@ -89,7 +89,7 @@ pub struct EvalPositions {
 }
 
 /// One kept position: perspective features, score and result for the side to move.
-type Kept = (Vec<u16>, i16, i8);
+pub type Kept = (Vec<u16>, i16, i8);
 
 fn convert(record: &Record, filters: &PositionFilters) -> anyhow::Result<Result<Kept, Skip>> {
     let Some(score) = record.eval() else { return Ok(Err(Skip::NoScore)) };
@@ -114,6 +114,34 @@ fn convert(record: &Record, filters: &PositionFilters) -> anyhow::Result<Result<
     let pieces = features.as_slice().iter().copied().filter(|&f| usize::from(f) < PERSPECTIVE_FEATURES);
     let (score, result) = if turn == Color::White { (score, record.result()) } else { (-score, -record.result()) };
     Ok(Ok((side_to_move_view(pieces, turn), score, result)))
+}
+
+/// The training position of `record` when it passes `filters`, counting it in `counts`
+/// (kept, or the filter that removed it).
+pub fn keep(record: &Record, filters: &PositionFilters, counts: &mut FilterCounts) -> anyhow::Result<Option<Kept>> {
+    counts.records += 1;
+    Ok(match convert(record, filters)? {
+        Ok(kept) => {
+            counts.kept += 1;
+            Some(kept)
+        }
+        Err(skip) => {
+            counts.count(skip);
+            None
+        }
+    })
+}
+
+impl FilterCounts {
+    fn count(&mut self, skip: Skip) {
+        match skip {
+            Skip::NoScore => self.no_score += 1,
+            Skip::Early => self.early += 1,
+            Skip::ExtremeScore => self.extreme_score += 1,
+            Skip::Noisy => self.noisy += 1,
+            Skip::InCheck => self.in_check += 1,
+        }
+    }
 }
 
 impl std::ops::AddAssign for FilterCounts {
@@ -148,24 +176,28 @@ impl EvalPositions {
             .map(|i| convert(&file.get(i), filters).with_context(|| format!("{}: record {i}", file.path.display())))
             .collect::<anyhow::Result<_>>()?;
         let mut counts = FilterCounts { records: converted.len(), ..FilterCounts::default() };
-        let mut positions = EvalPositions { offsets: vec![0], ..EvalPositions::default() };
+        let mut positions = EvalPositions::default();
         for item in converted {
             match item {
-                Ok((features, score, result)) => {
-                    positions.features.extend_from_slice(&features);
-                    positions.offsets.push(positions.features.len());
-                    positions.scores.push(score);
-                    positions.results.push(result);
+                Ok(kept) => {
+                    positions.push(&kept);
                     counts.kept += 1;
                 }
-                Err(Skip::NoScore) => counts.no_score += 1,
-                Err(Skip::Early) => counts.early += 1,
-                Err(Skip::ExtremeScore) => counts.extreme_score += 1,
-                Err(Skip::Noisy) => counts.noisy += 1,
-                Err(Skip::InCheck) => counts.in_check += 1,
+                Err(skip) => counts.count(skip),
             }
         }
         Ok((positions, counts))
+    }
+
+    /// Adds a kept position after these.
+    pub fn push(&mut self, (features, score, result): &Kept) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.features.extend_from_slice(features);
+        self.offsets.push(self.features.len());
+        self.scores.push(*score);
+        self.results.push(*result);
     }
 
     /// Number of positions.

@@ -10,6 +10,7 @@ pub mod eval;
 pub mod eval_positions;
 pub mod guard;
 pub mod metrics;
+pub mod mix;
 pub mod nn;
 pub mod pgn;
 pub mod prepare;

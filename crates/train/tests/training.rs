@@ -66,6 +66,9 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         extra_data: Vec::new(),
         init: None,
         output_buckets: 1,
+        mix: Vec::new(),
+        shuffle_buffer: None,
+        mix_validation_fraction: None,
         // the synthetic games are mostly captures from the first ply on
         filters: deepchess_train::eval_positions::PositionFilters {
             min_ply: 0,

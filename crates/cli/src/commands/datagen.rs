@@ -112,6 +112,7 @@ impl DatagenArgs {
             threads: self.threads,
             force: self.force,
             pgn: self.pgn,
+            build: Some(env!("DEEPCHESS_GIT_COMMIT").to_string()),
         }
     }
 }

@@ -23,6 +23,7 @@ use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::data::{DataFile, epoch_order};
 use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target, fit_scale};
+use crate::mix::{self, Mix, MixOptions, MixStream, Source};
 use crate::nn::adam::Adam;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
@@ -86,11 +87,32 @@ pub struct ValueOptions {
     #[arg(long, default_value_t = 8)]
     #[serde(default = "single_output")]
     pub output_buckets: usize,
+    /// PGN files with `[%eval]` streamed into the training mix, each `FILE[:WEIGHT]` (weight
+    /// 1 by default; 2 takes each position twice an epoch, 0.5 a seeded half, 0 drops the
+    /// file): more sources beside a PGN `--data`, or new weights for its files. `--data` may
+    /// be such a file, or a directory of them (`data/selfplay`: every `*.pgn*` file there).
+    #[arg(long, value_name = "FILE[:WEIGHT]", num_args = 1..)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<Source>,
+    /// Positions in the shuffle buffer of a streamed mix (default 262,144).
+    #[arg(long, value_name = "N")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle_buffer: Option<usize>,
+    /// Share of a streamed mix's games held out for validation, by a hash of each game as
+    /// `prepare` splits (default 0.05).
+    #[arg(long, value_name = "F")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix_validation_fraction: Option<f64>,
     /// Which positions are used.
     #[command(flatten)]
     #[serde(flatten)]
     pub filters: PositionFilters,
 }
+
+/// Default of `--shuffle-buffer`.
+pub const DEFAULT_SHUFFLE_BUFFER: usize = 262_144;
+/// Default of `--mix-validation-fraction`.
+pub const DEFAULT_MIX_VALIDATION_FRACTION: f64 = 0.05;
 
 /// The output buckets of runs from before `--output-buckets`.
 fn single_output() -> usize {
@@ -123,6 +145,11 @@ impl ValueOptions {
             self.result_weight
         );
         anyhow::ensure!(self.scale.is_none_or(|k| k > 0.0 && k.is_finite()), "--scale must be positive");
+        anyhow::ensure!(self.shuffle_buffer.is_none_or(|n| n > 0), "--shuffle-buffer must be at least 1");
+        anyhow::ensure!(
+            self.mix_validation_fraction.is_none_or(|f| (0.0..1.0).contains(&f)),
+            "--mix-validation-fraction must be in 0..1"
+        );
         run::check_loop_options(self.batch, self.lr, self.positions_per_epoch)
     }
 }
@@ -239,13 +266,21 @@ pub fn load(dir: &Path, split: Split, filters: &PositionFilters) -> anyhow::Resu
     Ok((positions, counts))
 }
 
+/// Where the training positions come from.
+enum Training {
+    /// Prepared datasets, held in memory.
+    Held(EvalPositions),
+    /// PGN files streamed, with the current epoch's stream.
+    Streamed(Box<Mix>, Option<Box<MixStream>>),
+}
+
 /// The evaluation net's [`Trainer`]: one stage of AdamW with a linear warm-up and a cosine
 /// decay over the run, gradients computed by hand ([`perspective::loss_and_gradients`]), the
 /// output weights clipped after every step. No epoch is selected: the model is the last
 /// epoch's (nets are chosen by games, not by validation loss).
 pub struct ValueTrainer {
     options: ValueOptions,
-    train: EvalPositions,
+    train: Training,
     validation: EvalPositions,
     /// What the filters kept, in training and validation.
     counts: (FilterCounts, FilterCounts),
@@ -257,11 +292,32 @@ impl ValueTrainer {
     /// (unless `--scale` or the `--init` net gives it).
     pub fn new(data: &Path, options: &ValueOptions) -> anyhow::Result<ValueTrainer> {
         options.check()?;
-        let dirs: Vec<&Path> = std::iter::once(data).chain(options.extra_data.iter().map(PathBuf::as_path)).collect();
-        let (train, train_counts) = load_all(&dirs, Split::Train, &options.filters)?;
-        let (validation, validation_counts) = load_all(&dirs, Split::Validation, &options.filters)?;
+        let sources = mix::sources(data, &options.mix)?;
+        let (train, validation, train_counts, validation_counts) = if sources.is_empty() {
+            let dirs: Vec<&Path> =
+                std::iter::once(data).chain(options.extra_data.iter().map(PathBuf::as_path)).collect();
+            let (train, train_counts) = load_all(&dirs, Split::Train, &options.filters)?;
+            let (validation, validation_counts) = load_all(&dirs, Split::Validation, &options.filters)?;
+            (Training::Held(train), validation, train_counts, validation_counts)
+        } else {
+            anyhow::ensure!(
+                options.extra_data.is_empty(),
+                "--extra-data joins prepared datasets, which are held in memory: with PGN files streamed, give those as --mix too"
+            );
+            let mut mix = Mix::open(
+                &sources,
+                MixOptions {
+                    filters: options.filters.clone(),
+                    seed: options.seed,
+                    validation_fraction: options.mix_validation_fraction.unwrap_or(DEFAULT_MIX_VALIDATION_FRACTION),
+                    shuffle_buffer: options.shuffle_buffer.unwrap_or(DEFAULT_SHUFFLE_BUFFER),
+                },
+            )?;
+            let (validation, (train_counts, validation_counts)) = (std::mem::take(&mut mix.validation), mix.counts);
+            (Training::Streamed(Box::new(mix), None), validation, train_counts, validation_counts)
+        };
         anyhow::ensure!(
-            !train.is_empty(),
+            train_counts.kept > 0,
             "--data {}: no training position passes the filters (the evaluation net needs scored positions: PGN with [%eval] comments)",
             data.display()
         );
@@ -272,10 +328,11 @@ impl ValueTrainer {
         );
         let init_scale =
             options.init.as_deref().map(init_model).transpose()?.map(|model| model_scale(&model)).transpose()?;
-        let (scale, source) = match (options.scale, init_scale) {
-            (Some(k), _) => (k, ""),
-            (None, Some(k)) => (k, " (the --init net's)"),
-            (None, None) => (fit_scale(&train), " (fitted)"),
+        let (scale, source) = match (options.scale, init_scale, &train) {
+            (Some(k), _, _) => (k, ""),
+            (None, Some(k), _) => (k, " (the --init net's)"),
+            (None, None, Training::Held(train)) => (fit_scale(train), " (fitted)"),
+            (None, None, Training::Streamed(..)) => (fit_scale(&validation), " (fitted on the validation positions)"),
         };
         eprintln!("scale K = {scale:.1} centipawns per logit unit{source}");
         let target = Target { result_weight: options.result_weight, scale };
@@ -303,7 +360,8 @@ impl Trainer for ValueTrainer {
     }
 
     fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
-        self.options.init.iter().map(|d| ("--init", d.clone())).collect()
+        let mix = self.options.mix.iter().map(|s| ("--mix", s.path.clone()));
+        self.options.init.iter().map(|d| ("--init", d.clone())).chain(mix).collect()
     }
 
     fn init(&self) -> anyhow::Result<Params> {
@@ -331,13 +389,36 @@ impl Trainer for ValueTrainer {
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
-        let n = self.train.len();
-        let per_epoch = self.options.positions_per_epoch.unwrap_or(n).min(n);
-        Ok(vec![Pass { name: "value".into(), order: epoch_order(n, Some(per_epoch), self.options.seed, at.epoch) }])
+        let limit = self.options.positions_per_epoch;
+        let order = match &mut self.train {
+            Training::Held(train) => {
+                let n = train.len();
+                epoch_order(n, Some(limit.unwrap_or(n).min(n)), self.options.seed, at.epoch)
+            }
+            // the stream's positions in the order it gives them
+            Training::Streamed(mix, stream) => {
+                let n = usize::try_from(mix.epoch_positions(at.epoch))?;
+                *stream = Some(Box::new(mix.stream(at.epoch)));
+                (0..limit.unwrap_or(n).min(n)).collect()
+            }
+        };
+        Ok(vec![Pass { name: "value".into(), order }])
     }
 
     fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
-        let positions = self.train.batch(batch.indices, &self.target);
+        let positions = match &mut self.train {
+            Training::Held(train) => train.batch(batch.indices, &self.target),
+            Training::Streamed(mix, stream) => {
+                let stream = stream.as_mut().context("a streamed epoch without its stream")?;
+                let mut positions = PerspectiveBatch::new();
+                for _ in batch.indices {
+                    let (features, score, result) =
+                        stream.next_position(mix)?.context("the mix ended before the epoch's count")?;
+                    positions.push(&features, self.target.of(score, result));
+                }
+                positions
+            }
+        };
         let (loss, grads) = perspective::loss_and_gradients(params, &positions);
         adam.update_with_weight_decay(params, &grads, batch.lr as f32, self.options.weight_decay as f32);
         perspective::clip(params);
