@@ -5,8 +5,8 @@ shared weights, 200-400-200-100-2 head, ReLU), same batch (1000 pairs), Adam, de
 773-wide 0/1 inputs with about 32 active features per position, as PyTorch users feed
 DeepChess. Not a project dependency: run it from a virtualenv,
 
-    python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch
-    /tmp/torchvenv/bin/python benches/comparator_train.py --threads 2
+    python3 -m venv .venv-torch && .venv-torch/bin/pip install torch
+    .venv-torch/bin/python benches/comparator_train.py --threads 2
 
 and compare with `deepchess bench train` run on the same machine right after.
 """

@@ -5,8 +5,8 @@ of the evaluation net on the CPU, same architecture and batch: a feature transfo
 layer PyTorch offers), SCReLU, 2N -> 1, sigmoid, MSE loss, AdamW, about 30 active
 features per position. Not a project dependency: run it from a virtualenv,
 
-    python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch
-    /tmp/torchvenv/bin/python benches/value_train.py --threads 2
+    python3 -m venv .venv-torch && .venv-torch/bin/pip install torch
+    .venv-torch/bin/python benches/value_train.py --threads 2
 
 and compare with `deepchess bench train-value` run on the same machine right after.
 """

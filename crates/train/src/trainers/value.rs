@@ -82,7 +82,7 @@ pub struct ValueOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<PathBuf>,
     /// Output buckets B: the output layer `[2N, B]` has one column per range of piece
-    /// counts (8: bullet's `(pieces − 2) / 4`, chosen by games in stop 30); a
+    /// counts (8: bullet's `(pieces − 2) / 4`, chosen by games); a
     /// single-output `--init` net is copied into every bucket.
     #[arg(long, default_value_t = 8)]
     #[serde(default = "single_output")]
