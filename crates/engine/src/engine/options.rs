@@ -143,6 +143,18 @@ pub static OPTIONS: &[UciOption] = &[
     check("Ordering", true, "move ordering by the move predictors (both alpha-beta searches)", |e, on| {
         e.settings.eval.ordering = on
     }),
+    combo(
+        "Comparator",
+        ("student", &["student", "thesis"]),
+        "the comparison search's comparator: the student (the evaluation net's codes, a head over both) or the thesis's (Pos2Vec)",
+        |e, i| e.settings.compare_student = i == 0,
+    ),
+    check(
+        "CompareSelective",
+        true,
+        "comparison search: killers and history instead of the predictors, null move, LMR, check extensions, SEE in quiescence",
+        |e, on| e.settings.compare_selective = on,
+    ),
     check("PVS", true, "principal variation search", |e, on| e.settings.eval.pvs = on),
     check("NullMove", true, "null-move pruning", |e, on| e.settings.eval.null_move = on),
     check("Killers", true, "killer moves and the history heuristic", |e, on| e.settings.eval.killers = on),
