@@ -84,11 +84,6 @@ pub const COMPARATOR_FIRST_BETTER: usize = 0;
 pub const STUDENT_HEAD_STACK: &str = "head";
 /// Default hidden width H of the student's head (`train student --hidden`).
 pub const STUDENT_HIDDEN: usize = 32;
-/// Quantisation of the student head's first layer in the engine: × this as `i16`
-/// (the trainer clips the weights to ±[`STUDENT_HEAD_WEIGHT_LIMIT`]).
-pub const STUDENT_HEAD_QUANT: i32 = 64;
-/// Largest magnitude of a weight of the student head's first layer (127 / 64).
-pub const STUDENT_HEAD_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
 
 /// Width of one position's code in a student whose feature transformer is `width` wide.
 pub fn student_code_width(width: usize) -> usize {

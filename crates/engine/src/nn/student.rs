@@ -9,18 +9,19 @@
 //! second), and with `h(u) = Σ_j w_j · clamp(u_j, 0, 1)` the logit that `a` is better for
 //! White than `b` is `h(b₀ + F a + S b) − h(b₀ + F b + S a)`: antisymmetric by construction.
 //!
-//! A position's projections `F x` and `S x` are computed once ([`StudentCode`]), in
-//! integers: the head's first layer is quantised × `Q` as `i16` (per hidden unit, `Q` the
-//! largest power of two from [`STUDENT_HEAD_QUANT`] up that keeps the unit's weights within
-//! ±127) and each projection is
-//! the evaluation net's SCReLU dot product kernel ([`kernels::screlu_dot`]), with its
-//! run-time SIMD dispatch and portable fallback. A comparison then adds two projections
-//! per hidden unit and runs the H-wide last layer in f32.
+//! A position's projections `F x` and `S x` are computed once ([`StudentCode`]): the
+//! accumulators are the evaluation net's int16 ones, updated per move; their SCReLU goes
+//! through the head's first layer with the f32 sparse kernel ([`kernels::dense_forward`],
+//! run-time AVX-512/AVX2 dispatch with the portable fallback), which skips the zeros. A
+//! comparison then adds two projections per hidden unit and runs the H-wide last layer.
+//! The trainer keeps the feature transformer on the engine's 1/255 grid, so the engine's
+//! codes are the float student's.
 
-use deepchess_core::arch::{STUDENT_HEAD_QUANT, STUDENT_HEAD_STACK, VALUE_FT_QUANT, student_code_width};
+use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_QUANT, student_code_width};
 use deepchess_core::{Model, SparseFeatures};
 
-use super::value::{black_to_move, kernels};
+use super::kernels;
+use super::value::black_to_move;
 use super::{Accumulator, NetworkError, ValueNet};
 
 /// Most hidden units of a student head the engine loads.
@@ -31,14 +32,10 @@ pub const STUDENT_MAX_HIDDEN: usize = 64;
 pub struct Student {
     value: ValueNet,
     hidden: usize,
-    /// `[2][H][2N]`: per part (first, second) and hidden unit, the weights of White's
-    /// perspective and then Black's, quantised × that unit's `Q`.
-    weight: Vec<i16>,
-    /// `[2][H]`: `1 / (255² · Q)` of each part's hidden unit.
-    scale: Vec<f32>,
-    /// `[2][H]`: the black-to-move row of each part (f32).
-    black_to_move: Vec<f32>,
-    /// `[H]`: the first layer's biases.
+    /// `[C][2H]`: row `i` holds input `i`'s weights into the first part's hidden units,
+    /// then into the second part's.
+    weight: Vec<f32>,
+    /// `[2H]`: the first layer's biases, then zeros (the biases go with the first part).
     bias: Vec<f32>,
     /// `[H]`: the last layer's weights.
     out: Vec<f32>,
@@ -79,37 +76,12 @@ impl Student {
         if let Some(bad) = first.weight.iter().chain(first.bias).chain(last.weight).find(|w| !w.is_finite()) {
             return Err(invalid(format!("a head weight is {bad}")));
         }
-        let at = |row: usize, j: usize| first.weight[row * hidden + j];
-        let mut weight = Vec::with_capacity(2 * hidden * 2 * width);
-        let (mut black_to_move, mut scale) = (Vec::with_capacity(2 * hidden), Vec::with_capacity(2 * hidden));
-        for part in 0..2 {
-            for j in 0..hidden {
-                let rows = (0..2 * width).map(|i| at(part * code + i, j));
-                let largest = rows.clone().fold(0.0f32, |m, w| m.max(w.abs()));
-                if largest * STUDENT_HEAD_QUANT as f32 > 127.0 {
-                    return Err(invalid(format!(
-                        "a head weight is {largest}, outside ±{} (quantised × {STUDENT_HEAD_QUANT} to i16)",
-                        127.0 / STUDENT_HEAD_QUANT as f32
-                    )));
-                }
-                let mut quant = STUDENT_HEAD_QUANT;
-                while quant < 1 << 14 && largest * (2 * quant) as f32 <= 127.0 {
-                    quant *= 2;
-                }
-                weight.extend(rows.map(|w| (w * quant as f32).round() as i16));
-                scale.push(1.0 / (VALUE_FT_QUANT as f32 * VALUE_FT_QUANT as f32 * quant as f32));
-            }
-            black_to_move.extend((0..hidden).map(|j| at(part * code + 2 * width, j)));
-        }
-        Ok(Student {
-            value,
-            hidden,
-            weight,
-            scale,
-            black_to_move,
-            bias: first.bias.to_vec(),
-            out: last.weight.to_vec(),
-        })
+        let weight = (0..code)
+            .flat_map(|i| (0..2 * hidden).map(move |k| (i, k)))
+            .map(|(i, k)| if k < hidden { first.weight[i * hidden + k] } else { first.weight[(code + i) * hidden + k - hidden] })
+            .collect();
+        let bias = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
+        Ok(Student { value, hidden, weight, bias, out: last.weight.to_vec() })
     }
 
     /// The evaluation net whose accumulators are the codes (its output gives scores).
@@ -124,20 +96,23 @@ impl Student {
 
     /// The projections of the position whose accumulator is `accumulator`.
     pub fn code(&self, accumulator: &Accumulator) -> StudentCode {
-        let width = self.value.accumulator_width();
         let (white, black) = accumulator.perspectives();
-        let black_moves = black_to_move(accumulator.features());
+        let grid = VALUE_FT_QUANT as f32;
+        let mut input: Vec<f32> = white
+            .iter()
+            .chain(black)
+            .map(|&v| {
+                let x = f32::from(v.clamp(0, VALUE_FT_QUANT as i16)) / grid;
+                x * x
+            })
+            .collect();
+        input.push(if black_to_move(accumulator.features()) { 1.0 } else { 0.0 });
+        let h = self.hidden;
+        let mut out = [0.0; 2 * STUDENT_MAX_HIDDEN];
+        kernels::dense_forward(&mut out[..2 * h], &self.bias, &self.weight, &input);
         let mut code = StudentCode { first: [0.0; STUDENT_MAX_HIDDEN], second: [0.0; STUDENT_MAX_HIDDEN] };
-        for (part, out) in [&mut code.first, &mut code.second].into_iter().enumerate() {
-            for (j, o) in out[..self.hidden].iter_mut().enumerate() {
-                let row = &self.weight[(part * self.hidden + j) * 2 * width..][..2 * width];
-                let unit = part * self.hidden + j;
-                let sum = kernels::screlu_dot(white, &row[..width]) + kernels::screlu_dot(black, &row[width..]);
-                let stm = if black_moves { self.black_to_move[unit] } else { 0.0 };
-                let bias = if part == 0 { self.bias[j] } else { 0.0 };
-                *o = sum as f32 * self.scale[unit] + stm + bias;
-            }
-        }
+        code.first[..h].copy_from_slice(&out[..h]);
+        code.second[..h].copy_from_slice(&out[h..2 * h]);
         code
     }
 

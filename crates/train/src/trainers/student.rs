@@ -262,7 +262,6 @@ impl Trainer for StudentTrainer {
         let coded = self.train.coded(params, &pairs, self.options.scale)?;
         let (loss, correct, grads) = net::loss_and_gradients(params, &coded);
         adam.update(params, &grads, batch.lr as f32);
-        net::clip(params);
         Ok(BatchResult { loss, correct: Some(correct) })
     }
 

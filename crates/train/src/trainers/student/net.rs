@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use deepchess_core::arch::{
-    STUDENT_HEAD_STACK, STUDENT_HEAD_WEIGHT_LIMIT, VALUE_FT_QUANT, VALUE_FT_STACK, student_code_width,
+    STUDENT_HEAD_STACK, VALUE_FT_QUANT, VALUE_FT_STACK, student_code_width,
 };
 use deepchess_core::features::{PERSPECTIVE_FEATURES, SIDE_TO_MOVE, perspective_feature};
 use deepchess_core::{Activation, SparseFeatures, StackSpec};
@@ -175,10 +175,4 @@ pub fn loss_and_gradients(params: &Params, pairs: &[CodedPair]) -> (f64, usize, 
     }
     let grads = BTreeMap::from([(W0.to_string(), d_w0), (B0.to_string(), d_b0), (W1.to_string(), d_w1)]);
     (loss / f64::from(n), correct, grads)
-}
-
-/// Clips the head's first weights to what the engine's 16-bit quantisation holds.
-pub fn clip(params: &mut Params) {
-    let w0 = params.values.get_mut(W0).expect("a student has a head");
-    w0.iter_mut().for_each(|w| *w = w.clamp(-STUDENT_HEAD_WEIGHT_LIMIT, STUDENT_HEAD_WEIGHT_LIMIT));
 }
