@@ -254,7 +254,11 @@ impl ModelKind {
                 let head = find(STUDENT_HEAD_STACK)?;
                 expect(head, 2 * code, 1)?;
                 if head.layers.len() != 3 {
-                    return Err(format!("stack `{STUDENT_HEAD_STACK}` has layers {:?}; expected [{}, H, 1]", head.layers, 2 * code));
+                    return Err(format!(
+                        "stack `{STUDENT_HEAD_STACK}` has layers {:?}; expected [{}, H, 1]",
+                        head.layers,
+                        2 * code
+                    ));
                 }
             }
             ModelKind::Value => {

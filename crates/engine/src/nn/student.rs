@@ -76,10 +76,17 @@ impl Student {
         if let Some(bad) = first.weight.iter().chain(first.bias).chain(last.weight).find(|w| !w.is_finite()) {
             return Err(invalid(format!("a head weight is {bad}")));
         }
-        let weight = (0..code)
-            .flat_map(|i| (0..2 * hidden).map(move |k| (i, k)))
-            .map(|(i, k)| if k < hidden { first.weight[i * hidden + k] } else { first.weight[(code + i) * hidden + k - hidden] })
-            .collect();
+        let weight =
+            (0..code)
+                .flat_map(|i| (0..2 * hidden).map(move |k| (i, k)))
+                .map(|(i, k)| {
+                    if k < hidden {
+                        first.weight[i * hidden + k]
+                    } else {
+                        first.weight[(code + i) * hidden + k - hidden]
+                    }
+                })
+                .collect();
         let bias = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
         Ok(Student { value, hidden, weight, bias, out: last.weight.to_vec() })
     }

@@ -124,9 +124,11 @@ impl PairSet {
     /// Codes and targets of `pairs` (records of this set).
     fn coded(&self, params: &Params, pairs: &[ScoredPair], scale: f64) -> anyhow::Result<Vec<CodedPair>> {
         let code = |i: usize| -> anyhow::Result<Vec<f32>> {
-            let features = self.file.get(i).features().map_err(|e| {
-                anyhow::anyhow!("{}: record {i}: {e}", self.file.path.display())
-            })?;
+            let features = self
+                .file
+                .get(i)
+                .features()
+                .map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", self.file.path.display()))?;
             Ok(net::code(params, &features))
         };
         pairs.iter().map(|p| Ok(CodedPair { a: code(p.a)?, b: code(p.b)?, target: p.target(scale) })).collect()
@@ -210,7 +212,10 @@ impl StudentTrainer {
             .as_f64()
             .filter(|k| *k > 0.0 && k.is_finite())
             .ok_or_else(|| {
-                anyhow::anyhow!("--value {}: the card gives no positive output.{VALUE_CENTIPAWNS_PER_UNIT}", options.value.display())
+                anyhow::anyhow!(
+                    "--value {}: the card gives no positive output.{VALUE_CENTIPAWNS_PER_UNIT}",
+                    options.value.display()
+                )
             })?;
         Ok(StudentTrainer {
             options: options.clone(),
@@ -323,8 +328,7 @@ impl Measured<'_> {
     fn row(&self, dir: &Path, set: &PairSet, pairs: &[ScoredPair]) -> anyhow::Result<serde_json::Value> {
         let o = self.options;
         let student = measure(self.params, set, pairs, o)?.accuracy;
-        let teacher =
-            self.teacher.map(|t| teacher_accuracy(t, self.device, set, pairs, o.margin)).transpose()?;
+        let teacher = self.teacher.map(|t| teacher_accuracy(t, self.device, set, pairs, o.margin)).transpose()?;
         let (student_result, file, result_pairs) = result_pair_accuracy(self.params, dir, o.validation_pairs)?;
         let teacher_result = self
             .teacher

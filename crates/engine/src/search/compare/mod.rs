@@ -427,9 +427,7 @@ impl Searcher<'_> {
             self.alpha_beta(&passed, depth - 1 - reduction, Some(beta.clone()), Some(beta.clone()), ply + 1, false);
         self.leave();
         self.pv[ply].clear();
-        let holds = !self.aborted
-            && !matches!(outcome, Outcome::Mate { .. })
-            && !self.better(side, &beta, &outcome);
+        let holds = !self.aborted && !matches!(outcome, Outcome::Mate { .. }) && !self.better(side, &beta, &outcome);
         holds.then_some(outcome)
     }
 

@@ -50,7 +50,11 @@ fn hashfull_reports_the_table_in_use() {
 
 #[test]
 fn fifty_move_rule_is_a_draw() {
-    let result = run("8/8/8/8/8/4k3/8/R3K3 w - - 99 80", CompareOptions { tt: true, ordering: true, student: true, selective: true }, 2);
+    let result = run(
+        "8/8/8/8/8/4k3/8/R3K3 w - - 99 80",
+        CompareOptions { tt: true, ordering: true, student: true, selective: true },
+        2,
+    );
     assert_eq!(result.score, Score::Cp(0));
 }
 
@@ -71,7 +75,6 @@ fn score_is_the_value_net_score_of_the_pv_leaf() {
     assert_eq!(result.score, Score::Cp(cp_for(cp, Color::White)));
 }
 
-
 /// The variants the product plays: the student with and without the selective techniques.
 const STUDENT_VARIANTS: [CompareOptions; 2] = [
     CompareOptions { tt: true, ordering: false, student: true, selective: true },
@@ -82,10 +85,8 @@ const STUDENT_VARIANTS: [CompareOptions; 2] = [
 fn the_student_search_finds_mates_in_two_and_three() {
     let networks = Networks::embedded().unwrap();
     // (position, the moves that mate soonest, mate in n)
-    let cases: [(&str, &[&str], u32); 2] = [
-        ("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &["a1a6"], 2),
-        ("5k2/8/8/5K2/8/8/8/R7 w - - 0 1", &["f5f6"], 3),
-    ];
+    let cases: [(&str, &[&str], u32); 2] =
+        [("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", &["a1a6"], 2), ("5k2/8/8/5K2/8/8/8/R7 w - - 0 1", &["f5f6"], 3)];
     for options in STUDENT_VARIANTS {
         for (fen, best, n) in cases {
             let game = Game::from_uci(Some(fen), &[]).unwrap();
@@ -114,7 +115,8 @@ fn the_student_search_plays_legal_moves_along_random_games() {
             if moves.is_empty() {
                 break;
             }
-            let result = search(&networks, &game, STUDENT_VARIANTS[0], &mut table, &Control::unlimited(Some(3)), &mut |_| {});
+            let result =
+                search(&networks, &game, STUDENT_VARIANTS[0], &mut table, &Control::unlimited(Some(3)), &mut |_| {});
             assert!(game.position().is_legal(result.best), "{result:?}");
             let mut after = game.position().clone();
             for m in &result.pv {

@@ -10,9 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use deepchess_core::arch::{
-    STUDENT_HEAD_STACK, VALUE_FT_QUANT, VALUE_FT_STACK, student_code_width,
-};
+use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_QUANT, VALUE_FT_STACK, student_code_width};
 use deepchess_core::features::{PERSPECTIVE_FEATURES, SIDE_TO_MOVE, perspective_feature};
 use deepchess_core::{Activation, SparseFeatures, StackSpec};
 use rayon::prelude::*;
@@ -175,4 +173,91 @@ pub fn loss_and_gradients(params: &Params, pairs: &[CodedPair]) -> (f64, usize, 
     }
     let grads = BTreeMap::from([(W0.to_string(), d_w0), (B0.to_string(), d_b0), (W1.to_string(), d_w1)]);
     (loss / f64::from(n), correct, grads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::adam::Adam;
+    use crate::nn::perspective;
+    use shakmaty::{Chess, Position};
+
+    /// Codes of the positions along a fixed line of play, with their material balance.
+    fn toy_codes(params: &Params) -> Vec<(Vec<f32>, f32)> {
+        let mut position = Chess::default();
+        let mut codes = Vec::new();
+        for k in 0..40 {
+            let moves = position.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            // captures first, so that material changes along the line
+            let m = moves.iter().find(|m| m.is_capture()).copied().unwrap_or(moves[(k * 7) % moves.len()]);
+            position.play_unchecked(m);
+            let material = position.board().material();
+            let value = |side: &shakmaty::ByRole<u8>| {
+                f32::from(side.pawn)
+                    + 3.0 * f32::from(side.knight + side.bishop)
+                    + 5.0 * f32::from(side.rook)
+                    + 9.0 * f32::from(side.queen)
+            };
+            codes.push((
+                code(params, &SparseFeatures::from_position(&position)),
+                value(&material.white) - value(&material.black),
+            ));
+        }
+        codes
+    }
+
+    fn toy_pairs(params: &Params) -> Vec<CodedPair> {
+        let codes = toy_codes(params);
+        let mut pairs = Vec::new();
+        for (i, (a, ma)) in codes.iter().enumerate() {
+            for (b, mb) in codes.iter().skip(i + 1).step_by(3) {
+                let target = 1.0 / (1.0 + (-(ma - mb)).exp());
+                pairs.push(CodedPair { a: a.clone(), b: b.clone(), target });
+            }
+        }
+        pairs
+    }
+
+    #[test]
+    fn training_loss_falls_on_a_toy_set() {
+        let mut params = with_head(perspective::init(32, 1, 3), 8, 4);
+        let pairs = toy_pairs(&params);
+        let (first, _, _) = loss_and_gradients(&params, &pairs);
+        let mut adam = Adam::default();
+        for _ in 0..200 {
+            let (_, _, grads) = loss_and_gradients(&params, &pairs);
+            adam.update(&mut params, &grads, 3e-3);
+        }
+        let (last, _, _) = loss_and_gradients(&params, &pairs);
+        assert!(last < 0.8 * first, "loss {first} -> {last}");
+    }
+
+    #[test]
+    fn gradients_match_finite_differences_and_logits_are_antisymmetric() {
+        let params = with_head(perspective::init(32, 1, 5), 8, 6);
+        let pairs: Vec<CodedPair> = toy_pairs(&params).into_iter().take(12).collect();
+        for pair in &pairs {
+            let (ab, ba) = (logit(&params, &pair.a, &pair.b), logit(&params, &pair.b, &pair.a));
+            assert!((ab + ba).abs() < 1e-5, "{ab} {ba}");
+        }
+        let (_, _, grads) = loss_and_gradients(&params, &pairs);
+        let loss =
+            |p: &Params| pairs.iter().map(|c| bce(logit(p, &c.a, &c.b), c.target)).sum::<f64>() / pairs.len() as f64;
+        for (name, index) in [(W0, 3), (W0, 8 * 40 + 5), (B0, 2), (W1, 7)] {
+            let eps = 1e-2;
+            let mut plus = params.clone();
+            plus.values.get_mut(name).unwrap()[index] += eps;
+            let mut minus = params.clone();
+            minus.values.get_mut(name).unwrap()[index] -= eps;
+            let numeric = (loss(&plus) - loss(&minus)) / (2.0 * f64::from(eps));
+            let analytic = f64::from(grads[name][index]);
+            assert!(
+                (numeric - analytic).abs() < 1e-3 + 0.05 * numeric.abs(),
+                "{name}[{index}]: {numeric} vs {analytic}"
+            );
+        }
+    }
 }

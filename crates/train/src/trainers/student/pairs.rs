@@ -48,9 +48,8 @@ pub fn game_pairs(file: &DataFile, max_score: i32, seed: u64) -> Vec<ScoredPair>
     while start < file.len() {
         let game = file.get(start).game();
         let end = (start..file.len()).find(|&i| file.get(i).game() != game).unwrap_or(file.len());
-        let scored: Vec<(usize, u16, i32)> = (start..end)
-            .filter_map(|i| score(file, i, max_score).map(|s| (i, file.get(i).ply(), s)))
-            .collect();
+        let scored: Vec<(usize, u16, i32)> =
+            (start..end).filter_map(|i| score(file, i, max_score).map(|s| (i, file.get(i).ply(), s))).collect();
         for (k, &(i, ply, s)) in scored.iter().enumerate() {
             let later = scored[k + 1..].iter().take_while(|(_, p, _)| *p <= ply + 2);
             let random = scored[rng.random_range(0..scored.len())];
