@@ -55,6 +55,8 @@ pub struct CompareOptions {
 
 /// The code of a leaf, of the comparator in use.
 #[derive(Debug)]
+// a leaf lives behind an `Arc` already: boxing the larger code would cost a second allocation
+#[allow(clippy::large_enum_variant)]
 enum LeafCode {
     Thesis(Code),
     Student(StudentCode),

@@ -62,7 +62,7 @@ impl MoveOrder {
                 (key, m)
             })
             .collect();
-        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
         keyed.into_iter().map(|(_, m)| m).collect()
     }
 }
