@@ -77,6 +77,21 @@ pub const VALUE_CP_PER_LOGIT: f32 = 1.0 / 0.003_682_08;
 /// index 1 that the second is.
 pub const COMPARATOR_FIRST_BETTER: usize = 0;
 
+/// Stack of the student comparator's head: `[2 (2N + 1), H, 1]` over two positions' codes.
+/// A code is SCReLU of White's accumulator, then of Black's (the feature transformer `ft`
+/// of the evaluation net's shape), then 1 when Black is to move; the first layer's rows are
+/// the first position's code, then the second's. The logit that the first position is
+/// better for White is `g(a, b) − g(b, a)`, `g` the head (antisymmetric by construction, so
+/// the head's last bias cancels).
+pub const STUDENT_HEAD_STACK: &str = "head";
+/// Default hidden width H of the student's head (`train student --hidden`).
+pub const STUDENT_HIDDEN: usize = 32;
+
+/// Width of one position's code in a student whose feature transformer is `width` wide.
+pub fn student_code_width(width: usize) -> usize {
+    2 * width + 1
+}
+
 /// Activation applied after every layer of a stack except the last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -155,11 +170,15 @@ pub enum ModelKind {
     Movepred,
     /// Evaluation net (stacks `ft` and `out`).
     Value,
+    /// Student comparator for search (stacks `ft` and `out` of an evaluation net, and
+    /// `head` over two codes, see [`STUDENT_HEAD_STACK`]).
+    Student,
 }
 
 impl ModelKind {
     /// All kinds.
-    pub const ALL: [ModelKind; 4] = [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
+    pub const ALL: [ModelKind; 5] =
+        [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student];
 
     /// File stem in `models/`.
     pub fn name(self) -> &'static str {
@@ -168,6 +187,7 @@ impl ModelKind {
             ModelKind::Comparator => "comparator",
             ModelKind::Movepred => "movepred",
             ModelKind::Value => "value",
+            ModelKind::Student => "student",
         }
     }
 
@@ -188,6 +208,12 @@ impl ModelKind {
                     .with_final_activation(),
                 StackSpec::new(VALUE_OUT_STACK, &[2 * VALUE_FT_WIDTH, 1], SquaredClippedRelu),
             ],
+            ModelKind::Student => {
+                let code = student_code_width(VALUE_FT_WIDTH);
+                let mut stacks = ModelKind::Value.default_stacks();
+                stacks.push(StackSpec::new(STUDENT_HEAD_STACK, &[2 * code, STUDENT_HIDDEN, 1], ClippedRelu));
+                stacks
+            }
         }
     }
 
@@ -222,6 +248,19 @@ impl ModelKind {
                 expect(find("piece")?, FEATURE_COUNT, 6)?;
                 for name in MOVEPRED_SQUARE_STACKS {
                     expect(find(name)?, FEATURE_COUNT, 64)?;
+                }
+            }
+            ModelKind::Student => {
+                ModelKind::Value.check_stacks(stacks)?;
+                let code = student_code_width(find(VALUE_FT_STACK)?.output());
+                let head = find(STUDENT_HEAD_STACK)?;
+                expect(head, 2 * code, 1)?;
+                if head.layers.len() != 3 {
+                    return Err(format!(
+                        "stack `{STUDENT_HEAD_STACK}` has layers {:?}; expected [{}, H, 1]",
+                        head.layers,
+                        2 * code
+                    ));
                 }
             }
             ModelKind::Value => {

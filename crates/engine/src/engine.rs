@@ -50,6 +50,10 @@ struct Settings {
     /// `tt` and `ordering` drive the comparison search too.
     eval: EvalOptions,
     policy: PolicyMode,
+    /// The comparison search compares with the student (`Comparator`).
+    compare_student: bool,
+    /// The comparison search's selective techniques (`CompareSelective`).
+    compare_selective: bool,
     /// Threads of the evaluation search.
     threads: usize,
     /// Time kept in hand per move for communication delays.
@@ -99,6 +103,8 @@ impl Engine {
                 search: SearchKind::EvalAlphaBeta,
                 eval: EvalOptions::DEFAULT,
                 policy: PolicyMode::default(),
+                compare_student: true,
+                compare_selective: true,
                 threads: 1,
                 move_overhead: Duration::from_millis(10),
                 multipv: 1,
@@ -279,7 +285,12 @@ impl Engine {
                 )
             }
             SearchKind::CompareAlphaBeta => {
-                let options = CompareOptions { tt: settings.eval.tt, ordering: settings.eval.ordering };
+                let options = CompareOptions {
+                    tt: settings.eval.tt,
+                    ordering: settings.eval.ordering,
+                    student: settings.compare_student,
+                    selective: settings.compare_selective,
+                };
                 compare::search(&self.networks, game, options, &mut self.compare_table, &control, reporter)
             }
             SearchKind::Mcts => self.mcts.search(&self.networks, game, &control, reporter),

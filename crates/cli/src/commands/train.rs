@@ -1,7 +1,7 @@
-//! `deepchess train`: the four trainers.
+//! `deepchess train`: the trainers.
 
 use deepchess_train::run::RunArgs;
-use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
+use deepchess_train::trainers::{autoencoder, comparator, movepred, student, value};
 
 /// Arguments of `deepchess train`.
 #[derive(clap::Args)]
@@ -40,6 +40,14 @@ enum Network {
         #[command(flatten)]
         options: comparator::ComparatorOptions,
     },
+    /// The student comparator for search: the --value net's codes and a head over two
+    /// codes, trained on pairs labelled by [%eval] scores.
+    Student {
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        options: student::StudentOptions,
+    },
 }
 
 /// Runs `deepchess train`.
@@ -53,6 +61,7 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
         Network::Movepred { run, options } => (run.out.clone(), movepred::train(&build(run), &options)?),
         Network::Autoencoder { run, options } => (run.out.clone(), autoencoder::train(&build(run), &options)?),
         Network::Comparator { run, options } => (run.out.clone(), comparator::train(&build(run), &options)?),
+        Network::Student { run, options } => (run.out.clone(), student::train(&build(run), &options)?),
     };
     println!("model written to {}/{}.{{safetensors,json}}", dir.display(), model.card.kind.name());
     Ok(())

@@ -139,16 +139,30 @@ const fn text(
 pub static OPTIONS: &[UciOption] =
     &joined::<{ SEARCH.len() + EVAL_SWITCHES.len() + OTHERS.len() }>([SEARCH, EVAL_SWITCHES, OTHERS]);
 
-/// The choice of the search.
-const SEARCH: &[UciOption] = &[combo(
-    "Search",
-    ("eval", &["compare", "eval", "mcts", "policy"]),
-    "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
-    |e, i| {
-        e.settings.search =
-            [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
-    },
-)];
+/// The choice of the search and of the comparison search's comparator.
+const SEARCH: &[UciOption] = &[
+    combo(
+        "Search",
+        ("eval", &["compare", "eval", "mcts", "policy"]),
+        "the search: comparison alpha-beta, alpha-beta on the evaluation net, MCTS or the policy player",
+        |e, i| {
+            e.settings.search =
+                [SearchKind::CompareAlphaBeta, SearchKind::EvalAlphaBeta, SearchKind::Mcts, SearchKind::Policy][i]
+        },
+    ),
+    combo(
+        "Comparator",
+        ("student", &["student", "thesis"]),
+        "the comparison search's comparator: the student (the evaluation net's codes, a head over both) or the thesis's (Pos2Vec)",
+        |e, i| e.settings.compare_student = i == 0,
+    ),
+    check(
+        "CompareSelective",
+        true,
+        "comparison search: killers and history instead of the predictors, null move, LMR, check extensions, SEE in quiescence",
+        |e, on| e.settings.compare_selective = on,
+    ),
+];
 
 /// The check options of the evaluation search's switches, from their one declaration.
 macro_rules! switch_options {

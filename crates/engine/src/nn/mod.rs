@@ -7,6 +7,7 @@ pub mod kernels;
 mod movepred;
 mod random;
 pub mod stack;
+mod student;
 mod value;
 
 use std::path::Path;
@@ -17,6 +18,7 @@ pub use comparator::{Code, Comparator};
 pub use movepred::{MovePredictor, PredictorAccumulator};
 pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
+pub use student::{STUDENT_MAX_HIDDEN, Student, StudentCode};
 pub use value::{Accumulator, ValueNet};
 
 /// Errors turning model files into networks.
@@ -65,11 +67,15 @@ pub struct Networks {
     pub movepred: MovePredictor,
     /// Evaluation net.
     pub value: ValueNet,
+    /// Student comparator of the comparison search (with its own evaluation net).
+    pub student: Student,
 }
 
 /// The kinds of model the engine loads (the standalone Pos2Vec model is not needed: the
-/// comparator carries its own, fine-tuned encoder).
-pub const ENGINE_MODELS: [ModelKind; 3] = [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value];
+/// comparator carries its own, fine-tuned encoder). A `--models` directory without a
+/// student gets the embedded one.
+pub const ENGINE_MODELS: [ModelKind; 4] =
+    [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student];
 
 /// The default models, embedded at compile time from `models/`.
 mod embedded {
@@ -81,6 +87,8 @@ mod embedded {
         (include_bytes!("../../../../models/movepred.json"), include_bytes!("../../../../models/movepred.safetensors"));
     pub const VALUE: (&[u8], &[u8]) =
         (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
+    pub const STUDENT: (&[u8], &[u8]) =
+        (include_bytes!("../../../../models/student.json"), include_bytes!("../../../../models/student.safetensors"));
 }
 
 /// The embedded default model of `kind` (one of [`ENGINE_MODELS`]), checked.
@@ -89,6 +97,7 @@ pub fn embedded_model(kind: ModelKind) -> Result<Model, NetworkError> {
         ModelKind::Comparator => embedded::COMPARATOR,
         ModelKind::Movepred => embedded::MOVEPRED,
         ModelKind::Value => embedded::VALUE,
+        ModelKind::Student => embedded::STUDENT,
         other => return Err(NetworkError::NotEmbedded(other.name())),
     };
     let origin = format!("embedded default models/{}", kind.name());
@@ -104,15 +113,23 @@ impl Networks {
             &embedded_model(ModelKind::Comparator)?,
             &embedded_model(ModelKind::Movepred)?,
             &embedded_model(ModelKind::Value)?,
+            &embedded_model(ModelKind::Student)?,
         )
     }
 
-    /// Loads `comparator`, `movepred` and `value` from `dir`.
+    /// Loads `comparator`, `movepred`, `value` and `student` from `dir` (the embedded
+    /// student when `dir` has none).
     pub fn load(dir: &Path) -> Result<Networks, NetworkError> {
+        let student = if dir.join(format!("{}.json", ModelKind::Student.name())).exists() {
+            Model::load(dir, ModelKind::Student)?
+        } else {
+            embedded_model(ModelKind::Student)?
+        };
         Networks::from_models(
             &Model::load(dir, ModelKind::Comparator)?,
             &Model::load(dir, ModelKind::Movepred)?,
             &Model::load(dir, ModelKind::Value)?,
+            &student,
         )
     }
 
@@ -122,14 +139,21 @@ impl Networks {
     }
 
     /// Builds the networks from loaded models.
-    pub fn from_models(comparator: &Model, movepred: &Model, value: &Model) -> Result<Networks, NetworkError> {
+    pub fn from_models(
+        comparator: &Model,
+        movepred: &Model,
+        value: &Model,
+        student: &Model,
+    ) -> Result<Networks, NetworkError> {
         check_kind(comparator, ModelKind::Comparator, "comparator model")?;
+        check_kind(student, ModelKind::Student, "student model")?;
         check_kind(movepred, ModelKind::Movepred, "movepred model")?;
         check_kind(value, ModelKind::Value, "value model")?;
         Ok(Networks {
             comparator: Comparator::from_model(comparator, Precision::Bf16Dense)?,
             movepred: MovePredictor::from_model(movepred)?,
             value: ValueNet::from_model(value)?,
+            student: Student::from_model(student)?,
         })
     }
 
@@ -139,6 +163,7 @@ impl Networks {
             &random_model(ModelKind::Comparator, seed),
             &random_model(ModelKind::Movepred, seed.wrapping_add(1)),
             &random_model(ModelKind::Value, seed.wrapping_add(2)),
+            &random_model(ModelKind::Student, seed.wrapping_add(3)),
         )
         .expect("standard shapes are valid")
     }

@@ -27,7 +27,7 @@ pub fn random_model_with(kind: ModelKind, stacks: Vec<StackSpec>, seed: u64) -> 
     }
     let mut card = ModelCard::new(kind, stacks);
     card.output = serde_json::json!({ "note": format!("random initialisation, seed {seed}; not trained") });
-    if kind == ModelKind::Value {
+    if matches!(kind, ModelKind::Value | ModelKind::Student) {
         card.output[deepchess_core::arch::VALUE_CENTIPAWNS_PER_UNIT] =
             serde_json::json!(deepchess_core::arch::VALUE_CP_PER_LOGIT);
     }

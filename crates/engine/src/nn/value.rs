@@ -57,6 +57,11 @@ impl Accumulator {
     pub fn features(&self) -> &SparseFeatures {
         &self.features
     }
+
+    /// White's perspective, then Black's (the feature transformer's outputs × 255).
+    pub fn perspectives(&self) -> (&[i16], &[i16]) {
+        self.values.split_at(self.values.len() / 2)
+    }
 }
 
 impl ValueNet {
@@ -219,7 +224,7 @@ impl ValueNet {
 }
 
 /// Whether the encoded position has Black to move.
-fn black_to_move(features: &SparseFeatures) -> bool {
+pub(super) fn black_to_move(features: &SparseFeatures) -> bool {
     features.as_slice().binary_search(&(SIDE_TO_MOVE as u16)).is_ok()
 }
 

@@ -2,26 +2,38 @@
 //! and wherever alpha-beta compares two values the comparator compares two positions,
 //! from the side to move's view (its output swapped for Black).
 //!
-//! A line ends in an [`Outcome`]: a position (with its Pos2Vec code, computed once),
-//! a mate, or a draw. Mates rank above or below every position (shorter mates first);
-//! a draw against a position is decided by the evaluation net's sign, since the
-//! comparator was never trained on draws. Quiescence search follows captures and queen
-//! promotions (all evasions in check) with a stand-pat comparison. The optional
-//! transposition table stores bound positions only (a lower bound after a cutoff, an
-//! upper bound when nothing beat alpha), never exact entries: the comparator is not
-//! transitive (thesis 5.7.1). The reported score is the evaluation net's score of the
-//! principal variation's leaf.
+//! A line ends in an [`Outcome`]: a position (with its code, computed once), a mate, or a
+//! draw. Mates rank above or below every position (shorter mates first); a draw against a
+//! position is decided by the evaluation net's sign. Quiescence search follows captures
+//! and queen promotions (all evasions in check) with a stand-pat comparison. The optional
+//! transposition table ([`CompareTable`]) stores bound positions only. The reported score
+//! is the evaluation net's score of the principal variation's leaf.
+//!
+//! Two comparators: the thesis's (a Pos2Vec code per leaf, the head per comparison) and
+//! the student ([`crate::nn::Student`]), whose codes are the evaluation net's accumulators,
+//! kept per ply and updated per move, so that a leaf costs a projection of its
+//! accumulator. With [`CompareOptions::selective`] the search adds the techniques that
+//! need no numbers: killers and history ordering (instead of the predictors), null move
+//! (the null line compared against the beta position), late move reductions, check
+//! extensions and quiescence without captures that lose material (SEE).
+
+mod ordering;
+mod table;
 
 use std::sync::Arc;
 
 use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
-use super::ordering::{Prediction, mvv_lva};
-use super::tt::{HASHFULL_SAMPLE, pack_move, unpack_move};
+use super::history::is_quiet;
+use super::ordering::mvv_lva;
+use super::see::loses_material;
+use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
-use crate::nn::{Code, Networks, Scratch};
+use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key, played};
+use ordering::{MoveOrder, by_predictors};
+pub use table::CompareTable;
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -31,14 +43,29 @@ pub const MAX_QUIESCENCE_PLIES: usize = 6;
 pub struct CompareOptions {
     /// Transposition table of bound positions.
     pub tt: bool,
-    /// Move ordering by the move predictors (transposition-table move first).
+    /// Move ordering by the move predictors (transposition-table move first), where
+    /// `selective` does not order by killers and history.
     pub ordering: bool,
+    /// The student comparator instead of the thesis's.
+    pub student: bool,
+    /// Killers, history, null move, late move reductions, check extensions and SEE
+    /// pruning in quiescence.
+    pub selective: bool,
+}
+
+/// The code of a leaf, of the comparator in use.
+#[derive(Debug)]
+// a leaf lives behind an `Arc` already: boxing the larger code would cost a second allocation
+#[allow(clippy::large_enum_variant)]
+enum LeafCode {
+    Thesis(Code),
+    Student(StudentCode),
 }
 
 /// A position at the end of a line.
 #[derive(Debug)]
 pub struct Leaf {
-    code: Code,
+    code: LeafCode,
     /// Evaluation-net score in centipawns, White's view.
     cp: i32,
 }
@@ -57,64 +84,6 @@ pub enum Outcome {
     },
     /// A draw by rule, stalemate or repetition.
     Draw,
-}
-
-/// The comparison search's table: per position the depth, bound positions and best move.
-pub struct CompareTable {
-    slots: Vec<Option<TableEntry>>,
-}
-
-#[derive(Clone)]
-struct TableEntry {
-    key: u64,
-    depth: i32,
-    lower: Option<Outcome>,
-    upper: Option<Outcome>,
-    packed_move: u16,
-}
-
-impl std::fmt::Debug for CompareTable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CompareTable({} slots)", self.slots.len())
-    }
-}
-
-impl CompareTable {
-    /// A table of about `megabytes` MB (an entry with two leaves takes about 8 KB).
-    ///
-    /// # Panics
-    /// When the memory cannot be allocated; [`CompareTable::try_new`] reports that instead.
-    pub fn new(megabytes: usize) -> CompareTable {
-        CompareTable::try_new(megabytes).expect("memory for the comparison table")
-    }
-
-    /// A table of about `megabytes` MB, or an error when the memory cannot be allocated.
-    pub fn try_new(megabytes: usize) -> Result<CompareTable, std::collections::TryReserveError> {
-        let len = megabytes.saturating_mul(1 << 20) / 8192 + 1;
-        let mut slots = Vec::new();
-        slots.try_reserve_exact(len)?;
-        slots.resize(len, None);
-        Ok(CompareTable { slots })
-    }
-
-    /// Forgets everything.
-    pub fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|s| *s = None);
-    }
-
-    /// How full the table is, in permille of the first 1000 slots (UCI's `hashfull`).
-    pub fn hashfull(&self) -> u32 {
-        let sample = &self.slots[..self.slots.len().min(HASHFULL_SAMPLE)];
-        (sample.iter().filter(|slot| slot.is_some()).count() * 1000 / sample.len()) as u32
-    }
-
-    fn index(&self, key: u64) -> usize {
-        ((u128::from(key) * self.slots.len() as u128) >> 64) as usize
-    }
-
-    fn get(&self, key: u64) -> Option<&TableEntry> {
-        self.slots[self.index(key)].as_ref().filter(|e| e.key == key)
-    }
 }
 
 /// Searches `game` with the comparison alpha-beta. The position must have a legal move.
@@ -138,9 +107,15 @@ pub fn search(
         nodes: 0,
         seldepth: 0,
         aborted: false,
+        accumulators: Vec::new(),
+        order: MoveOrder::default(),
     };
     let root = game.position().clone();
     searcher.keys.push(key(&root));
+    if options.student {
+        let accumulator = networks.student.value().accumulator(&SparseFeatures::from_position(&root));
+        searcher.accumulators = vec![accumulator; MAX_PLY + 1];
+    }
     let mut root_moves: Vec<Move> =
         root.legal_moves().into_iter().filter(|m| search_moves.is_empty() || search_moves.contains(m)).collect();
     if root_moves.is_empty() {
@@ -187,9 +162,27 @@ struct Searcher<'a> {
     nodes: u64,
     seldepth: usize,
     aborted: bool,
+    /// The student's accumulators of the positions on the current line, by ply.
+    accumulators: Vec<Accumulator>,
+    order: MoveOrder,
 }
 
 impl Searcher<'_> {
+    /// Enters `child`, a position after one move (or a null move) from the node at `ply`.
+    fn enter(&mut self, child: &Chess, ply: usize) {
+        self.keys.push(key(child));
+        if self.options.student {
+            let (parents, children) = self.accumulators.split_at_mut(ply + 1);
+            let features = SparseFeatures::from_position(child);
+            self.networks.student.value().update(&parents[ply], &features, &mut children[0]);
+        }
+    }
+
+    /// Leaves the child entered last.
+    fn leave(&mut self) {
+        self.keys.pop();
+    }
+
     /// One iteration at the root: every root move (the previous best first), keeping
     /// alpha as a position. `None` when aborted.
     fn root(&mut self, root: &Chess, moves: &mut [Move], depth: i32) -> Option<(Move, Outcome)> {
@@ -198,9 +191,9 @@ impl Searcher<'_> {
         let mut best: Option<(Move, Outcome)> = None;
         for &m in moves.iter() {
             let child = played(root, m);
-            self.keys.push(key(&child));
-            let outcome = self.alpha_beta(&child, depth - 1, None, alpha.clone(), 1);
-            self.keys.pop();
+            self.enter(&child, 0);
+            let outcome = self.alpha_beta(&child, depth - 1, None, alpha.clone(), 1, true);
+            self.leave();
             if self.aborted {
                 return None;
             }
@@ -247,21 +240,34 @@ impl Searcher<'_> {
             _ => 0,
         };
         match (a, b) {
-            (Outcome::Position(x), Outcome::Position(y)) => {
-                let p = self.networks.comparator.compare(&x.code, &y.code, &mut self.scratch);
-                if side == Color::White { p > 0.5 } else { p < 0.5 }
-            }
+            (Outcome::Position(x), Outcome::Position(y)) => match (&x.code, &y.code) {
+                (LeafCode::Student(x), LeafCode::Student(y)) => {
+                    let z = self.networks.student.logit(x, y);
+                    if side == Color::White { z > 0.0 } else { z < 0.0 }
+                }
+                (LeafCode::Thesis(x), LeafCode::Thesis(y)) => {
+                    let p = self.networks.comparator.compare(x, y, &mut self.scratch);
+                    if side == Color::White { p > 0.5 } else { p < 0.5 }
+                }
+                _ => unreachable!("one search compares with one comparator"),
+            },
             (Outcome::Position(x), Outcome::Draw) => cp_for(x.cp, side) > 0,
             (Outcome::Draw, Outcome::Position(y)) => cp_for(y.cp, side) < 0,
             _ => rank(a) > rank(b),
         }
     }
 
-    fn leaf(&mut self, position: &Chess) -> Outcome {
-        let features = SparseFeatures::from_position(position);
-        let code = self.networks.comparator.code(&features, &mut self.scratch);
-        let cp = self.networks.value.evaluate_centipawns(&features);
-        Outcome::Position(Arc::new(Leaf { code, cp }))
+    fn leaf(&mut self, position: &Chess, ply: usize) -> Outcome {
+        let leaf = if self.options.student {
+            let (student, accumulator) = (&self.networks.student, &self.accumulators[ply]);
+            let cp = cp_for(student.value().centipawns(accumulator), position.turn());
+            Leaf { code: LeafCode::Student(student.code(accumulator)), cp }
+        } else {
+            let features = SparseFeatures::from_position(position);
+            let code = self.networks.comparator.code(&features, &mut self.scratch);
+            Leaf { code: LeafCode::Thesis(code), cp: self.networks.value.evaluate_centipawns(&features) }
+        };
+        Outcome::Position(Arc::new(leaf))
     }
 
     /// Outcome of a position that ends the game, if it does.
@@ -285,7 +291,7 @@ impl Searcher<'_> {
     }
 
     /// Alpha-beta over positions; `alpha` is what the side to move is assured of,
-    /// `beta` what the opponent is (both `None` for unbounded).
+    /// `beta` what the opponent is (both `None` for unbounded). `null` allows a null move.
     fn alpha_beta(
         &mut self,
         position: &Chess,
@@ -293,6 +299,7 @@ impl Searcher<'_> {
         mut alpha: Option<Outcome>,
         mut beta: Option<Outcome>,
         ply: usize,
+        null: bool,
     ) -> Outcome {
         self.pv[ply].clear();
         let moves = position.legal_moves();
@@ -332,16 +339,44 @@ impl Searcher<'_> {
                 }
             }
         }
-        let ordered = self.order(position, moves, tt_move);
+        let in_check = position.is_check();
+        if self.options.selective
+            && null
+            && !in_check
+            && depth >= 3
+            && let Some(b) = beta.clone()
+            && has_pieces(position)
+            && let Some(outcome) = self.null_move(position, depth, b, ply)
+        {
+            return outcome;
+        }
+        let ordered = self.order(position, moves, ply, tt_move);
         let alpha_before = alpha.clone();
         let mut best: Option<Outcome> = None;
         let mut best_move = None;
         let mut cutoff = false;
-        for m in ordered {
+        for (i, m) in ordered.into_iter().enumerate() {
             let child = played(position, m);
-            self.keys.push(key(&child));
-            let outcome = self.alpha_beta(&child, depth - 1, beta.clone(), alpha.clone(), ply + 1);
-            self.keys.pop();
+            self.enter(&child, ply);
+            let extension = i32::from(self.options.selective && child.is_check());
+            let depth = depth - 1 + extension;
+            let reduction = if self.options.selective
+                && depth >= 2
+                && i >= 3
+                && is_quiet(&m)
+                && !in_check
+                && extension == 0
+                && !self.order.is_killer(ply, &m)
+            {
+                1 + i32::from(i >= 8 && depth >= 4)
+            } else {
+                0
+            };
+            let mut outcome = self.alpha_beta(&child, depth - reduction, beta.clone(), alpha.clone(), ply + 1, true);
+            if reduction > 0 && !self.aborted && alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
+                outcome = self.alpha_beta(&child, depth, beta.clone(), alpha.clone(), ply + 1, true);
+            }
+            self.leave();
             if self.aborted {
                 return Outcome::Draw;
             }
@@ -355,6 +390,9 @@ impl Searcher<'_> {
                         && !self.better(side, b, a)
                     {
                         cutoff = true;
+                        if self.options.selective {
+                            self.order.reward(side, ply, &m, depth + 1 - extension);
+                        }
                         break;
                     }
                 }
@@ -374,34 +412,25 @@ impl Searcher<'_> {
             } else {
                 None
             };
-            self.store(node_key, depth, bound, best_move);
+            self.table.store(node_key, depth, bound, best_move);
         }
         best
     }
 
-    fn store(
-        &mut self,
-        key: u64,
-        depth: i32,
-        bound: Option<(Option<Outcome>, Option<Outcome>)>,
-        best_move: Option<Move>,
-    ) {
-        let index = self.table.index(key);
-        let slot = &mut self.table.slots[index];
-        let mut entry = match slot.take() {
-            Some(e) if e.key == key && e.depth == depth => e,
-            Some(e) if e.key == key && e.depth > depth => {
-                *slot = Some(e);
-                return;
-            }
-            _ => TableEntry { key, depth, lower: None, upper: None, packed_move: 0 },
-        };
-        if let Some((lower, upper)) = bound {
-            entry.lower = lower.or(entry.lower);
-            entry.upper = upper.or(entry.upper);
-        }
-        entry.packed_move = best_move.as_ref().map_or(entry.packed_move, pack_move);
-        *slot = Some(entry);
+    /// The null move at a node with the `beta` position: the opponent moves twice, searched
+    /// `depth − 1 − R` deep with both bounds at `beta`. Its outcome when it is not worse
+    /// than `beta` for the side to move (a cutoff), `None` otherwise or for a mate.
+    fn null_move(&mut self, position: &Chess, depth: i32, beta: Outcome, ply: usize) -> Option<Outcome> {
+        let side = position.turn();
+        let passed = position.clone().swap_turn().ok()?;
+        let reduction = 2 + i32::from(depth >= 6);
+        self.enter(&passed, ply);
+        let outcome =
+            self.alpha_beta(&passed, depth - 1 - reduction, Some(beta.clone()), Some(beta.clone()), ply + 1, false);
+        self.leave();
+        self.pv[ply].clear();
+        let holds = !self.aborted && !matches!(outcome, Outcome::Mate { .. }) && !self.better(side, &beta, &outcome);
+        holds.then_some(outcome)
     }
 
     fn quiescence(
@@ -425,7 +454,7 @@ impl Searcher<'_> {
         let in_check = position.is_check();
         let mut best = None;
         if !in_check || qply >= MAX_QUIESCENCE_PLIES {
-            let stand = self.leaf(position);
+            let stand = self.leaf(position, ply);
             if qply >= MAX_QUIESCENCE_PLIES || beta.as_ref().is_some_and(|b| !self.better(side, b, &stand)) {
                 return stand;
             }
@@ -433,16 +462,19 @@ impl Searcher<'_> {
                 alpha = Some(stand.clone());
             }
             best = Some(stand);
-            moves.retain(|m| m.is_capture() || m.promotion() == Some(Role::Queen));
-            if self.options.ordering {
+            let selective = self.options.selective;
+            moves.retain(|m| {
+                (m.is_capture() || m.promotion() == Some(Role::Queen)) && !(selective && loses_material(position, m))
+            });
+            if self.options.ordering || selective {
                 moves.sort_by_key(|m| -mvv_lva(m));
             }
         }
         for m in moves {
             let child = played(position, m);
-            self.keys.push(key(&child));
+            self.enter(&child, ply);
             let outcome = self.quiescence(&child, beta.clone(), alpha.clone(), ply + 1, qply + 1);
-            self.keys.pop();
+            self.leave();
             if self.aborted {
                 return Outcome::Draw;
             }
@@ -462,26 +494,28 @@ impl Searcher<'_> {
         best.expect("in check there are evasions, otherwise stand pat")
     }
 
-    /// TT move first (with the table), then by the predictors' joint probability (with
-    /// ordering); otherwise the move generator's order.
-    fn order(&mut self, position: &Chess, moves: MoveList, tt_move: Option<Move>) -> MoveList {
-        if !self.options.ordering && tt_move.is_none() {
-            return moves;
+    /// The moves in search order: killers and history (`selective`), the predictors
+    /// (`ordering`), or the move generator's order; the table move first in each.
+    fn order(&mut self, position: &Chess, mut moves: MoveList, ply: usize, tt_move: Option<Move>) -> MoveList {
+        if self.options.selective {
+            self.order.order(position, moves, ply, tt_move)
+        } else if self.options.ordering {
+            by_predictors(&self.networks.movepred, position, moves, tt_move, &mut self.scratch)
+        } else {
+            if let Some(index) = tt_move.and_then(|t| moves.iter().position(|m| *m == t)) {
+                moves[..=index].rotate_right(1);
+            }
+            moves
         }
-        let mut prediction = self.options.ordering.then(|| {
-            Prediction::new(&self.networks.movepred, &SparseFeatures::from_position(position), &mut self.scratch)
-        });
-        let mut keyed: Vec<(f32, Move)> = moves
-            .into_iter()
-            .map(|m| {
-                let tt = if Some(m) == tt_move { 1e9 } else { 0.0 };
-                let p = prediction.as_mut().map_or(0.0, |p| p.joint(position, &m, &mut self.scratch));
-                (tt + p, m)
-            })
-            .collect();
-        keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
-        keyed.into_iter().map(|(_, m)| m).collect()
     }
+}
+
+/// Whether the side to move has a piece other than pawns and king (null move is unsafe in
+/// pawn endings: zugzwang).
+fn has_pieces(position: &Chess) -> bool {
+    let board = position.board();
+    let own = board.by_color(position.turn());
+    !(own & !(board.pawns() | board.kings())).is_empty()
 }
 
 /// Centipawns for `side` from White's centipawns.
@@ -501,74 +535,4 @@ fn same_outcome(a: &Outcome, b: &Outcome) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::search::uci_move;
-
-    fn run(fen: &str, options: CompareOptions, depth: u32) -> SearchResult {
-        let networks = Networks::random(6);
-        let game = Game::from_uci(Some(fen), &[]).unwrap();
-        let mut table = CompareTable::new(8);
-        search(&networks, &game, options, &mut table, &Control::unlimited(Some(depth)), &mut |_| {})
-    }
-
-    #[test]
-    fn all_four_variants_find_mate_in_one_and_two() {
-        for tt in [false, true] {
-            for ordering in [false, true] {
-                let options = CompareOptions { tt, ordering };
-                let result = run("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", options, 1);
-                assert_eq!((uci_move(&result.best), result.score), ("d1d8".to_string(), Score::Mate(1)), "{options:?}");
-                let result = run("kbK5/pp6/1P6/8/8/8/8/R7 w - - 0 1", options, 3);
-                assert_eq!((uci_move(&result.best), result.score), ("a1a6".to_string(), Score::Mate(2)), "{options:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn hashfull_reports_the_table_in_use() {
-        let networks = Networks::random(6);
-        let game = Game::default();
-        let mut table = CompareTable::new(1);
-        assert_eq!(table.hashfull(), 0);
-        let mut reported = Vec::new();
-        let options = CompareOptions { tt: true, ordering: false };
-        let control = Control::unlimited(Some(2));
-        search(&networks, &game, options, &mut table, &control, &mut |report| {
-            if let Report::Info(info) = report {
-                reported.push(info.hashfull);
-            }
-        });
-        let full = table.hashfull();
-        assert!(full > 0 && reported.last() == Some(&Some(full)), "{full} {reported:?}");
-        table.clear();
-        assert_eq!(table.hashfull(), 0);
-        let options = CompareOptions { tt: false, ordering: false };
-        search(&networks, &game, options, &mut table, &Control::unlimited(Some(1)), &mut |report| {
-            assert!(matches!(report, Report::Info(Info { hashfull: None, .. })), "{report:?}");
-        });
-    }
-
-    #[test]
-    fn fifty_move_rule_is_a_draw() {
-        let result = run("8/8/8/8/8/4k3/8/R3K3 w - - 99 80", CompareOptions { tt: true, ordering: true }, 2);
-        assert_eq!(result.score, Score::Cp(0));
-    }
-
-    #[test]
-    fn score_is_the_value_net_score_of_the_pv_leaf() {
-        let networks = Networks::random(6);
-        let fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3";
-        let game = Game::from_uci(Some(fen), &[]).unwrap();
-        let mut table = CompareTable::new(8);
-        let options = CompareOptions { tt: false, ordering: true };
-        let result = search(&networks, &game, options, &mut table, &Control::unlimited(Some(2)), &mut |_| {});
-        let mut leaf = game.position().clone();
-        for m in &result.pv {
-            assert!(leaf.is_legal(*m));
-            leaf.play_unchecked(*m);
-        }
-        let cp = networks.value.evaluate_centipawns(&SparseFeatures::from_position(&leaf));
-        assert_eq!(result.score, Score::Cp(cp_for(cp, Color::White)));
-    }
-}
+mod tests;

@@ -1,0 +1,150 @@
+//! The student comparator, a Siamese comparator built for search: the code of a position
+//! is the evaluation net's cheap code, an int16 accumulator per perspective updated per
+//! move ([`ValueNet`]'s), and a small head sees both codes.
+//!
+//! Architecture (trained by `deepchess train student`, see
+//! [`deepchess_core::arch::STUDENT_HEAD_STACK`]): a code `x` is `[SCReLU(White's
+//! accumulator), SCReLU(Black's accumulator), black to move]`; the head's first layer
+//! `[2 (2N + 1), H]` splits into `F` (rows of the first position) and `S` (rows of the
+//! second), and with `h(u) = Σ_j w_j · clamp(u_j, 0, 1)` the logit that `a` is better for
+//! White than `b` is `h(b₀ + F a + S b) − h(b₀ + F b + S a)`: antisymmetric by construction.
+//!
+//! A position's projections `F x` and `S x` are computed once ([`StudentCode`]): the
+//! accumulators are the evaluation net's int16 ones, updated per move; their SCReLU goes
+//! through the head's first layer with the f32 sparse kernel ([`kernels::dense_forward`],
+//! run-time AVX-512/AVX2 dispatch with the portable fallback), which skips the zeros. A
+//! comparison then adds two projections per hidden unit and runs the H-wide last layer.
+//! The trainer keeps the feature transformer on the engine's 1/255 grid, so the engine's
+//! codes are the float student's.
+
+use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_QUANT, student_code_width};
+use deepchess_core::{Model, SparseFeatures};
+
+use super::kernels;
+use super::value::black_to_move;
+use super::{Accumulator, NetworkError, ValueNet};
+
+/// Most hidden units of a student head the engine loads.
+pub const STUDENT_MAX_HIDDEN: usize = 64;
+
+/// The student comparator: an evaluation net (its accumulators are the codes) and a head.
+#[derive(Clone, Debug)]
+pub struct Student {
+    value: ValueNet,
+    hidden: usize,
+    /// `[C][2H]`: row `i` holds input `i`'s weights into the first part's hidden units,
+    /// then into the second part's.
+    weight: Vec<f32>,
+    /// `[2H]`: the first layer's biases, then zeros (the biases go with the first part).
+    bias: Vec<f32>,
+    /// `[H]`: the last layer's weights.
+    out: Vec<f32>,
+}
+
+/// A position's projections through the head's first layer, as the first position of a
+/// pair (biases included) and as the second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudentCode {
+    first: [f32; STUDENT_MAX_HIDDEN],
+    second: [f32; STUDENT_MAX_HIDDEN],
+}
+
+impl Student {
+    /// Reads the evaluation net (`ft`, `out`) and the head of a `student` model.
+    pub fn from_model(model: &Model) -> Result<Student, NetworkError> {
+        let invalid = |message: String| NetworkError::Invalid { kind: "student", message };
+        let value = ValueNet::from_model(model)?;
+        let width = value.accumulator_width();
+        let layers = model
+            .layers(STUDENT_HEAD_STACK)
+            .ok_or_else(|| NetworkError::MissingStack { kind: "student", stack: STUDENT_HEAD_STACK.to_string() })?;
+        let code = student_code_width(width);
+        let [first, last] = layers.as_slice() else {
+            return Err(invalid(format!("stack `{STUDENT_HEAD_STACK}` has {} layers, expected 2", layers.len())));
+        };
+        let hidden = first.outputs;
+        if first.inputs != 2 * code || !(1..=STUDENT_MAX_HIDDEN).contains(&hidden) || last.outputs != 1 {
+            return Err(invalid(format!(
+                "head layers [{}, {}] and [{}, {}]; expected [{}, H] (H at most {STUDENT_MAX_HIDDEN}) and [H, 1]",
+                first.inputs,
+                first.outputs,
+                last.inputs,
+                last.outputs,
+                2 * code
+            )));
+        }
+        if let Some(bad) = first.weight.iter().chain(first.bias).chain(last.weight).find(|w| !w.is_finite()) {
+            return Err(invalid(format!("a head weight is {bad}")));
+        }
+        let weight =
+            (0..code)
+                .flat_map(|i| (0..2 * hidden).map(move |k| (i, k)))
+                .map(|(i, k)| {
+                    if k < hidden {
+                        first.weight[i * hidden + k]
+                    } else {
+                        first.weight[(code + i) * hidden + k - hidden]
+                    }
+                })
+                .collect();
+        let bias = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
+        Ok(Student { value, hidden, weight, bias, out: last.weight.to_vec() })
+    }
+
+    /// The evaluation net whose accumulators are the codes (its output gives scores).
+    pub fn value(&self) -> &ValueNet {
+        &self.value
+    }
+
+    /// Hidden width H of the head.
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// The projections of the position whose accumulator is `accumulator`.
+    pub fn code(&self, accumulator: &Accumulator) -> StudentCode {
+        let (white, black) = accumulator.perspectives();
+        let grid = VALUE_FT_QUANT as f32;
+        let mut input: Vec<f32> = white
+            .iter()
+            .chain(black)
+            .map(|&v| {
+                let x = f32::from(v.clamp(0, VALUE_FT_QUANT as i16)) / grid;
+                x * x
+            })
+            .collect();
+        input.push(if black_to_move(accumulator.features()) { 1.0 } else { 0.0 });
+        let h = self.hidden;
+        let mut out = [0.0; 2 * STUDENT_MAX_HIDDEN];
+        kernels::dense_forward(&mut out[..2 * h], &self.bias, &self.weight, &input);
+        let mut code = StudentCode { first: [0.0; STUDENT_MAX_HIDDEN], second: [0.0; STUDENT_MAX_HIDDEN] };
+        code.first[..h].copy_from_slice(&out[..h]);
+        code.second[..h].copy_from_slice(&out[h..2 * h]);
+        code
+    }
+
+    /// The projections of a position computed from scratch.
+    pub fn code_of(&self, features: &SparseFeatures) -> StudentCode {
+        self.code(&self.value.accumulator(features))
+    }
+
+    /// Logit that `a` is better for White than `b` (`−logit(b, a)`).
+    pub fn logit(&self, a: &StudentCode, b: &StudentCode) -> f32 {
+        let h = self.hidden;
+        let mut sum = 0.0;
+        for j in 0..h {
+            let ab = (a.first[j] + b.second[j]).clamp(0.0, 1.0);
+            let ba = (b.first[j] + a.second[j]).clamp(0.0, 1.0);
+            sum += self.out[j] * (ab - ba);
+        }
+        sum
+    }
+
+    /// Probability that `a` is better for White than `b`.
+    pub fn compare(&self, a: &StudentCode, b: &StudentCode) -> f32 {
+        1.0 / (1.0 + (-self.logit(a, b)).exp())
+    }
+}
+
+#[cfg(test)]
+mod tests;
