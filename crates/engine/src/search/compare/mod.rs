@@ -200,7 +200,7 @@ impl Searcher<'_> {
             if alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
                 alpha = Some(outcome.clone());
                 best = Some((m, outcome));
-                self.set_pv(0, m);
+                super::set_pv(&mut self.pv, 0, m);
             }
         }
         let (best_move, outcome) = best.expect("root has moves");
@@ -222,13 +222,6 @@ impl Searcher<'_> {
             None => Score::Cp(0),
         };
         SearchResult { best: pv[0], score, pv, depth: depth.max(0) as u32, nodes: self.nodes }
-    }
-
-    fn set_pv(&mut self, ply: usize, m: Move) {
-        let (head, tail) = self.pv.split_at_mut(ply + 1);
-        head[ply].clear();
-        head[ply].push(m);
-        head[ply].extend_from_slice(&tail[0]);
     }
 
     /// Whether `a` is strictly better than `b` for `side`.
@@ -385,7 +378,7 @@ impl Searcher<'_> {
                 best_move = Some(m);
                 if alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
                     alpha = Some(outcome);
-                    self.set_pv(ply, m);
+                    super::set_pv(&mut self.pv, ply, m);
                     if let (Some(a), Some(b)) = (alpha.as_ref(), beta.as_ref())
                         && !self.better(side, b, a)
                     {
@@ -482,7 +475,7 @@ impl Searcher<'_> {
                 best = Some(outcome.clone());
                 if alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
                     alpha = Some(outcome);
-                    self.set_pv(ply, m);
+                    super::set_pv(&mut self.pv, ply, m);
                     if let (Some(a), Some(b)) = (alpha.as_ref(), beta.as_ref())
                         && !self.better(side, b, a)
                     {
