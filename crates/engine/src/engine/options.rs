@@ -232,7 +232,7 @@ pub static OPTIONS: &[UciOption] = &[
     combo(
         "MctsLeaf",
         ("puct", &["value", "rollout", "random", "puct"]),
-        "MCTS leaf evaluation: UCB1 with the evaluation net, a predictor rollout or a random rollout, or PUCT (the tree is dropped)",
+        "MCTS leaf evaluation: evaluation net, predictor rollout, random rollout, or PUCT (the tree is dropped)",
         |e, i| {
             e.mcts.options.leaf =
                 [LeafEval::Value, LeafEval::PredictorRollout, LeafEval::RandomRollout, LeafEval::Puct][i];
@@ -245,7 +245,7 @@ pub static OPTIONS: &[UciOption] = &[
         "MCTS final move: highest mean value, most visits, or both (searching on while they differ)",
         |e, i| e.mcts.options.select = [FinalMove::Value, FinalMove::Visits, FinalMove::Both][i],
     ),
-    text("MctsC", "1.41", "UCB1 exploration constant c (PUCT has its own), a number >= 0", |e, value| {
+    text("MctsC", "1.41", "MCTS exploration constant c, a number >= 0", |e, value| {
         e.mcts.options.c = value
             .parse::<f32>()
             .ok()

@@ -7,10 +7,10 @@
 //!   until a quiet position, or uniformly random moves to the end of the game.
 
 use deepchess_core::SparseFeatures;
+use rand::RngExt;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::RngExt;
 use shakmaty::{Chess, Move, Position, Role};
 
 use crate::nn::{Accumulator, Networks, Scratch};
@@ -18,7 +18,7 @@ use crate::position_history::{is_rule_draw, played};
 use crate::search::ordering::{move_probabilities, mvv_lva};
 use crate::search::see::loses_material;
 
-use super::params::params;
+use super::params::RESOLVE_PLIES;
 
 /// Longest predictor rollout before the evaluation net judges the position.
 pub const ROLLOUT_QUIET_PLIES: usize = 16;
@@ -56,9 +56,8 @@ impl Resolver {
             let white = networks.value.logit(&self.stack[ply]);
             if position.turn().is_white() { white } else { -white }
         };
-        let limit = params().resolve_plies;
-        if ply >= limit || (!in_check && stand >= beta) {
-            return if in_check && ply >= limit { self.static_logit(networks, position, ply) } else { stand };
+        if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
+            return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
         }
         let legal = position.legal_moves();
         if legal.is_empty() {

@@ -32,9 +32,9 @@ mod leaf;
 mod params;
 mod priors;
 mod select;
-mod tree;
 #[cfg(test)]
 mod tests;
+mod tree;
 
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
 use rand::SeedableRng;
@@ -47,6 +47,7 @@ use super::{Control, Info, Report, Reporter, Score, SearchResult};
 use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key, key_after};
 use leaf::Resolver;
+use params::PRIOR_VISITS;
 use tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Node, Tree};
 
 /// Memory of a new player's tree in MB (the `Hash` option's default).
@@ -235,7 +236,8 @@ impl Mcts {
                 frozen = !self.recycle();
                 if !said_full {
                     said_full = true;
-                    let what = if frozen { "searching on without growing it" } else { "recycling its least visited nodes" };
+                    let what =
+                        if frozen { "searching on without growing it" } else { "recycling its least visited nodes" };
                     reporter(&Report::String(format!(
                         "MCTS tree full ({} nodes, {} MB, the Hash option): {what}",
                         self.tree.nodes.len(),
@@ -350,10 +352,9 @@ impl Mcts {
             let n = &self.tree.nodes[c];
             if n.proof != 0 { self.rank(c) } else { n.mean() }
         };
-        self.tree
-            .child_moves(0)
-            .filter(|&(_, c)| self.tree.nodes[c].visits > 0)
-            .max_by(|a, b| key(a.1).total_cmp(&key(b.1)).then(self.tree.nodes[a.1].visits.cmp(&self.tree.nodes[b.1].visits)))
+        self.tree.child_moves(0).filter(|&(_, c)| self.tree.nodes[c].visits > 0).max_by(|a, b| {
+            key(a.1).total_cmp(&key(b.1)).then(self.tree.nodes[a.1].visits.cmp(&self.tree.nodes[b.1].visits))
+        })
     }
 
     fn disagree(&self) -> bool {
@@ -400,7 +401,7 @@ impl Mcts {
                     break 1.0 - self.leaf_value(networks, &position);
                 }
             }
-            if puct && !self.tree.nodes[node].predicted && self.tree.nodes[node].visits >= params::params().prior_visits {
+            if puct && !self.tree.nodes[node].predicted && self.tree.nodes[node].visits >= PRIOR_VISITS {
                 self.predict(networks, node, &position);
             }
             let edge = select::select(&self.tree, node, node == 0, puct, f64::from(self.options.c));
@@ -485,7 +486,7 @@ impl Mcts {
         if !self.room_for(moves.len() * EDGE_BYTES) && node != 0 {
             return false;
         }
-        let predicted = node == 0 || params::params().prior_visits == 0;
+        let predicted = node == 0;
         let priors = match self.options.leaf {
             LeafEval::Puct if predicted => priors::priors(networks, position, &moves, node == 0, &mut self.scratch),
             LeafEval::Puct => priors::heuristic(position, &moves),

@@ -4,7 +4,7 @@
 
 use shakmaty::{Chess, Move, Role};
 
-use super::params::params;
+use super::params::{ROOT_TEMPERATURE, TREE_TEMPERATURE};
 use crate::nn::{Networks, Scratch, softmax};
 use crate::search::ordering::move_probabilities;
 use crate::search::see::{loses_material, piece_value};
@@ -37,7 +37,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
 /// temperature.
 pub fn priors(networks: &Networks, position: &Chess, moves: &[Move], root: bool, scratch: &mut Scratch) -> Vec<f32> {
     let mut p = move_probabilities(&networks.movepred, position, moves, scratch);
-    let exponent = 1.0 / if root { params().t_root } else { params().t_tree };
+    let exponent = 1.0 / if root { ROOT_TEMPERATURE } else { TREE_TEMPERATURE };
     for x in &mut p {
         *x = x.max(1e-9).powf(exponent);
     }

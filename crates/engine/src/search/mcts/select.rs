@@ -1,9 +1,10 @@
-//! Child selection: PUCT as Lc0 and Monty do it (priors, first-play urgency, exploration
-//! growing with the parent's visits, root and tree constants apart) and UCB1 for the
+//! Child selection: PUCT as Lc0 and Monty do it (priors, first-play urgency at the
+//! parent's value, exploration growing with the parent's visits, root and tree constants
+//! apart) and UCB1 for the
 //! thesis's variants. Proven results steer it: a won child is taken at once, a lost one
 //! only when nothing else is left.
 
-use super::params::params;
+use super::params::{C_ROOT, C_SCALE, C_TREE};
 use super::tree::{NONE, Tree};
 
 /// The edge of `node` to follow: by PUCT when `puct`, else by UCB1 with constant `c`
@@ -14,17 +15,11 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
     let edges = tree.edges(node);
     let n = f64::from(parent.visits.max(1));
     let (explore, fpu) = if puct {
-        let p = params();
-        let base = if root { p.c_root } else { p.c_tree };
-        let explore = base * (1.0 + ((n + p.c_scale) / p.c_scale).ln()) * n.sqrt();
-        let visited_policy: f64 = edges
-            .iter()
-            .filter(|e| e.child != NONE && tree.nodes[e.child as usize].visits > 0)
-            .map(|e| f64::from(e.prior))
-            .sum();
-        // The parent's value for the side to move there (who moves into the children).
-        let parent_q = if parent.visits == 0 { 0.5 } else { 1.0 - parent.mean() };
-        (explore, (parent_q - p.fpu * visited_policy.sqrt()).max(0.0))
+        let base = if root { C_ROOT } else { C_TREE };
+        let explore = base * (1.0 + ((n + C_SCALE) / C_SCALE).ln()) * n.sqrt();
+        // First-play urgency: an unvisited child is worth the parent's value for the side
+        // to move there (who moves into the children).
+        (explore, if parent.visits == 0 { 0.5 } else { 1.0 - parent.mean() })
     } else {
         (c * n.ln().sqrt(), 0.0)
     };

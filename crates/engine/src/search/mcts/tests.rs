@@ -19,7 +19,8 @@ fn run(mcts: &mut Mcts, networks: &Networks, game: &Game, playouts: u64) -> Sear
     mcts.search(networks, game, &control, &mut |_| {})
 }
 
-const ALL_LEAVES: [LeafEval; 4] = [LeafEval::Value, LeafEval::PredictorRollout, LeafEval::RandomRollout, LeafEval::Puct];
+const ALL_LEAVES: [LeafEval; 4] =
+    [LeafEval::Value, LeafEval::PredictorRollout, LeafEval::RandomRollout, LeafEval::Puct];
 
 #[test]
 fn every_leaf_evaluation_finds_mate_in_one() {
@@ -120,8 +121,8 @@ fn tree_is_reused_after_two_plies_and_counts_are_deterministic() {
     let networks = Networks::random(8);
     let mut mcts = Mcts::new(MctsOptions::default(), 7);
     let game = Game::default();
-    let first = run(&mut mcts, &networks, &game, 300);
-    assert_eq!(first.nodes, 300);
+    let first = run(&mut mcts, &networks, &game, 3000);
+    assert_eq!(first.nodes, 3000);
     let mut next = game.clone();
     next.play(first.best);
     let Some(&reply) = first.pv.get(1) else { panic!("a principal variation of two plies: {:?}", first.pv) };
@@ -132,7 +133,7 @@ fn tree_is_reused_after_two_plies_and_counts_are_deterministic() {
     assert!(kept > 1 && kept < before, "kept {kept} of {before}");
     assert!(mcts.tree.nodes[0].visits > 0);
     // Same seed, same search.
-    let again = run(&mut Mcts::new(MctsOptions::default(), 7), &networks, &game, 300);
+    let again = run(&mut Mcts::new(MctsOptions::default(), 7), &networks, &game, 3000);
     assert_eq!((again.best, again.pv), (first.best, first.pv));
 }
 
