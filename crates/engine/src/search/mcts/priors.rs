@@ -75,4 +75,20 @@ mod tests {
         let top = |p: &[f32]| p.iter().copied().fold(0.0, f32::max);
         assert!(top(&root) <= top(&tree), "the root's priors are flatter");
     }
+
+    #[test]
+    fn cheap_priors_put_winning_captures_first_and_losing_ones_last() {
+        // A rook takes a free queen (d5), the other a defended pawn (b7: the king a8
+        // takes back), or a rook moves quietly.
+        let position = crate::position_history::Game::from_uci(Some("k7/1p6/8/3q4/8/8/1R1R4/4K3 w - - 0 1"), &[])
+            .unwrap()
+            .position()
+            .clone();
+        let moves = position.legal_moves();
+        let p = heuristic(&position, &moves);
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        let prior = |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
+        assert!(prior("d2d5") > prior("b2b3") && prior("b2b3") > prior("b2b7"));
+        assert_eq!(prior("b2b3"), prior("b2a2"), "quiet moves alike");
+    }
 }
