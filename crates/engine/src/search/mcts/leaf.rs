@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 use rand::rngs::Xoshiro256PlusPlus;
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{Chess, Move, MoveList, Position, Role};
 
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{is_rule_draw, played};
@@ -34,21 +34,30 @@ pub struct Resolver {
 }
 
 impl Resolver {
-    /// Expected score for the side to move in `position` after the capture search.
-    pub fn value(&mut self, networks: &Networks, position: &Chess) -> f32 {
+    /// Expected score for the side to move in `position` (with its legal moves, when
+    /// known) after the capture search.
+    pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<MoveList>) -> f32 {
         let features = SparseFeatures::from_position(position);
         let root = networks.value.accumulator(&features);
         match self.stack.first_mut() {
             Some(slot) => *slot = root,
             None => self.stack.push(root),
         }
-        let logit = self.search(networks, position, 0, MATED, -MATED);
+        let logit = self.search(networks, position, 0, MATED, -MATED, moves);
         1.0 / (1.0 + (-logit).exp())
     }
 
     /// Negamax over captures in logits for the side to move, `stack[ply]` holding this
     /// position's accumulator.
-    fn search(&mut self, networks: &Networks, position: &Chess, ply: usize, mut alpha: f32, beta: f32) -> f32 {
+    fn search(
+        &mut self,
+        networks: &Networks,
+        position: &Chess,
+        ply: usize,
+        mut alpha: f32,
+        beta: f32,
+        legal: Option<MoveList>,
+    ) -> f32 {
         let in_check = position.is_check();
         let stand = if in_check {
             MATED
@@ -59,7 +68,7 @@ impl Resolver {
         if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
             return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
         }
-        let legal = position.legal_moves();
+        let legal = legal.unwrap_or_else(|| position.legal_moves());
         if legal.is_empty() {
             return if in_check { MATED } else { 0.0 };
         }
@@ -82,7 +91,7 @@ impl Resolver {
             let features = SparseFeatures::from_position(&child);
             let (parents, children) = self.stack.split_at_mut(ply + 1);
             networks.value.update(&parents[ply], &features, &mut children[0]);
-            let score = -self.search(networks, &child, ply + 1, -beta, -alpha);
+            let score = -self.search(networks, &child, ply + 1, -beta, -alpha, None);
             if score > best {
                 best = score;
                 if score > alpha {
@@ -187,15 +196,15 @@ mod tests {
         // White to move takes the undefended queen: worth more than the net's guess alone.
         let hanging = position("4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1");
         let taken = position("4k3/8/8/3R4/8/8/8/4K3 b - - 0 1");
-        let value = resolver.value(&networks, &hanging);
+        let value = resolver.value(&networks, &hanging, None);
         assert!(value >= 1.0 - net_value(&networks, &taken) - 1e-4, "the capture is seen");
         assert!(value >= net_value(&networks, &hanging) - 1e-6, "standing pat is a floor");
         // Mated: no evasion.
         let mated = position("R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1");
-        assert!(resolver.value(&networks, &mated) < 1e-6);
+        assert!(resolver.value(&networks, &mated, None) < 1e-6);
         // Nothing to take: the net's own score.
         let quiet = position("4k3/8/8/8/8/8/8/4K2R w - - 0 1");
-        assert!((resolver.value(&networks, &quiet) - net_value(&networks, &quiet)).abs() < 1e-5);
+        assert!((resolver.value(&networks, &quiet, None) - net_value(&networks, &quiet)).abs() < 1e-5);
     }
 
     #[test]

@@ -39,7 +39,7 @@ mod tree;
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move, MoveList, Position};
 
 pub use leaf::{ROLLOUT_MAX_PLIES, ROLLOUT_QUIET_PLIES};
 
@@ -211,7 +211,7 @@ impl Mcts {
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
         if !self.tree.nodes[0].expanded {
-            self.expand(networks, 0, &root_position, search_moves);
+            self.expand(networks, 0, &root_position, search_moves, root_position.legal_moves());
         }
         let mut keys = KeyStack::new(game);
         let mut playouts = 0u64;
@@ -388,17 +388,18 @@ impl Mcts {
             }
             if !n.expanded {
                 let first_visit = n.visits == 0;
-                if node != 0 {
-                    if let Some(result) = self.game_over(node, &position, keys) {
-                        break result;
+                let moves = if node == 0 {
+                    position.legal_moves()
+                } else {
+                    match self.game_over(node, &position, keys) {
+                        Err(result) => break result,
+                        Ok(moves) if first_visit => break 1.0 - self.leaf_value(networks, &position, Some(moves)),
+                        Ok(moves) => moves,
                     }
-                    if first_visit {
-                        break 1.0 - self.leaf_value(networks, &position);
-                    }
-                }
+                };
                 let only = if node == 0 { search_moves } else { &[] };
-                if !self.expand(networks, node, &position, only) {
-                    break 1.0 - self.leaf_value(networks, &position);
+                if !self.expand(networks, node, &position, only, moves.clone()) {
+                    break 1.0 - self.leaf_value(networks, &position, Some(moves));
                 }
             }
             if puct && !self.tree.nodes[node].predicted && self.tree.nodes[node].visits >= PRIOR_VISITS {
@@ -408,7 +409,7 @@ impl Mcts {
             let Edge { mv, child, .. } = self.tree.edges[edge];
             let child = if child == NONE {
                 if !self.room_for(NODE_BYTES) {
-                    break 1.0 - self.leaf_value(networks, &position);
+                    break 1.0 - self.leaf_value(networks, &position, None);
                 }
                 let parent = position.clone();
                 position.play_unchecked(mv);
@@ -444,10 +445,11 @@ impl Mcts {
     }
 
     /// Marks a node whose game is over (mate, stalemate, a draw by rule or repetition) and
-    /// returns its result for the side that moved in.
-    fn game_over(&mut self, node: usize, position: &Chess, keys: &KeyStack) -> Option<f32> {
+    /// returns its result for the side that moved in as the error; else its legal moves.
+    fn game_over(&mut self, node: usize, position: &Chess, keys: &KeyStack) -> Result<MoveList, f32> {
         let n = &mut self.tree.nodes[node];
-        let result = if position.legal_moves().is_empty() {
+        let moves = position.legal_moves();
+        let result = if moves.is_empty() {
             if position.is_check() {
                 n.proof = 1;
                 1.0
@@ -460,16 +462,16 @@ impl Mcts {
             n.repetition = true;
             0.5
         } else {
-            return None;
+            return Ok(moves);
         };
         n.terminal = Some(result);
-        Some(result)
+        Err(result)
     }
 
-    /// The leaf's value for the side to move.
-    fn leaf_value(&mut self, networks: &Networks, position: &Chess) -> f32 {
+    /// The leaf's value for the side to move (`moves`: its legal moves, when known).
+    fn leaf_value(&mut self, networks: &Networks, position: &Chess, moves: Option<MoveList>) -> f32 {
         match self.options.leaf {
-            LeafEval::Puct => self.resolver.value(networks, position),
+            LeafEval::Puct => self.resolver.value(networks, position, moves),
             LeafEval::Value => leaf::net_value(networks, position),
             LeafEval::PredictorRollout => leaf::predictor_rollout(networks, position, &mut self.rng, &mut self.scratch),
             LeafEval::RandomRollout => leaf::random_rollout(position, &mut self.rng),
@@ -478,8 +480,14 @@ impl Mcts {
 
     /// Gives a node its edges (with priors under PUCT); false (the node left unexpanded)
     /// when they do not fit within the memory bound.
-    fn expand(&mut self, networks: &Networks, node: usize, position: &Chess, only: &[Move]) -> bool {
-        let mut moves = position.legal_moves();
+    fn expand(
+        &mut self,
+        networks: &Networks,
+        node: usize,
+        position: &Chess,
+        only: &[Move],
+        mut moves: MoveList,
+    ) -> bool {
         if !only.is_empty() {
             moves.retain(|m| only.contains(m));
         }
