@@ -1,12 +1,13 @@
 //! Monte Carlo tree search.
 //!
-//! * `Puct` (the default, as Lc0 and Monty search): a node's moves get the move
-//!   predictors' probabilities as priors (a softmax temperature flattens them, more at the
-//!   root) the second time a playout reaches it; selection by
-//!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency for unvisited children and an
+//! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
+//!   time a playout reaches it, with cheap priors from the captures (SEE and the victim's
+//!   value); from 8 visits on (and at the root always) the move predictors' probabilities,
+//!   flattened by a softmax temperature (more at the root), replace them. Selection by
+//!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's value and an
 //!   exploration constant that grows with the parent's visits, root and tree constants
-//!   apart ([`select`]); a new leaf is judged by the evaluation net after a short capture
-//!   search ([`leaf::Resolver`]), so that a piece left hanging or an exchange under way is
+//!   apart (`select`); a new leaf is judged by the evaluation net after a short capture
+//!   search (`leaf::Resolver`), so that a piece left hanging or an exchange under way is
 //!   seen.
 //! * The thesis's UCB1 variants, `Q + c·sqrt(ln N / n)`, one untried move expanded per
 //!   playout, the new leaf judged by `Value`: the evaluation net;
