@@ -1,0 +1,17 @@
+//! The search's constants, each kept by games (docs/engine.md lists the SPRTs).
+
+/// PUCT exploration constant at the root.
+pub const C_ROOT: f64 = 0.8;
+/// PUCT exploration constant below the root.
+pub const C_TREE: f64 = 0.6;
+/// Visits over which the exploration constant grows by `ln`: `c·(1 + ln((N + B)/B))`.
+pub const C_SCALE: f64 = 8000.0;
+/// Softmax temperature of the predictors' priors at the root.
+pub const ROOT_TEMPERATURE: f32 = 1.6;
+/// Softmax temperature of the predictors' priors below the root.
+pub const TREE_TEMPERATURE: f32 = 1.3;
+/// Deepest ply of the leaf's capture search.
+pub const RESOLVE_PLIES: usize = 6;
+/// Visits from which a node's priors come from the move predictors (before that, cheap
+/// priors from the captures; the root always has the predictors').
+pub const PRIOR_VISITS: u32 = 8;

@@ -1,0 +1,204 @@
+//! The search's answers: mates found and proven, every kind of limit answered once with
+//! a legal move (finished games at the leaves, a single legal move), tree reuse, the
+//! memory bound and `MultiPV`.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+use shakmaty::{Color, Position};
+
+use super::*;
+use crate::search::Limits;
+use crate::search::uci_move;
+
+fn run(mcts: &mut Mcts, networks: &Networks, game: &Game, playouts: u64) -> SearchResult {
+    let limits = Limits { nodes: Some(playouts), ..Limits::default() };
+    let control = Control::new(&limits, game.position().turn(), Duration::ZERO, Default::default());
+    mcts.search(networks, game, &control, &mut |_| {})
+}
+
+const ALL_LEAVES: [LeafEval; 4] =
+    [LeafEval::Value, LeafEval::PredictorRollout, LeafEval::RandomRollout, LeafEval::Puct];
+
+#[test]
+fn every_leaf_evaluation_finds_mate_in_one() {
+    let networks = Networks::random(8);
+    let game = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
+    for leaf in ALL_LEAVES {
+        for select in [FinalMove::Visits, FinalMove::Value, FinalMove::Both] {
+            let mut mcts = Mcts::new(MctsOptions { leaf, select, c: 1.41 }, 1);
+            let result = run(&mut mcts, &networks, &game, 400);
+            assert_eq!(uci_move(&result.best), "d1d8", "{leaf:?} {select:?}");
+        }
+    }
+}
+
+#[test]
+fn a_proven_mate_is_played_at_once_with_its_distance() {
+    let networks = Networks::random(8);
+    // Mate in one: proven as soon as the mating move is tried, and the search ends.
+    let game = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
+    let result = run(&mut Mcts::new(MctsOptions::default(), 1), &networks, &game, 100_000);
+    assert_eq!((uci_move(&result.best), result.score), ("d1d8".to_string(), Score::Mate(1)));
+    assert!(result.nodes < 2_000, "{} playouts", result.nodes);
+    // Mate in two (1. Qg7+? no: 1. Rh8+ Kxh8 2. Qh7#... here a plain ladder mate).
+    let game = Game::from_uci(Some("6k1/8/8/8/8/8/R7/1R4K1 w - - 0 1"), &[]).unwrap();
+    let result = run(&mut Mcts::new(MctsOptions::default(), 1), &networks, &game, 100_000);
+    assert_eq!(result.score, Score::Mate(2), "{:?}", result.pv);
+    assert!(result.nodes < 100_000, "proven before the budget: {}", result.nodes);
+    let mut after = game.clone();
+    after.play(result.best);
+    after.play(result.pv[1]);
+    assert!(after.position().legal_moves().iter().any(|m| {
+        let mut mated = after.position().clone();
+        mated.play_unchecked(*m);
+        mated.is_checkmate()
+    }));
+}
+
+/// Runs a search on its own thread and fails when it does not answer within 20 s (it is
+/// then stopped).
+fn answers(options: MctsOptions, fen: &str, limits: Limits) -> SearchResult {
+    let networks = Networks::random(8);
+    let game = Game::from_uci(Some(fen), &[]).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let control = Control::new(&limits, game.position().turn(), Duration::ZERO, stop.clone());
+    let (send, receive) = channel();
+    let searched = game.clone();
+    std::thread::spawn(move || {
+        let result = Mcts::new(options, 3).search(&networks, &searched, &control, &mut |_| {});
+        let _ = send.send(result);
+    });
+    let result = receive.recv_timeout(Duration::from_secs(20));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let result = result.unwrap_or_else(|_| panic!("{options:?} {limits:?} in {fen}: no answer within 20 s"));
+    assert!(game.position().is_legal(result.best), "{fen}: {}", uci_move(&result.best));
+    result
+}
+
+#[test]
+fn go_depth_answers_when_the_principal_variation_ends_in_a_finished_game() {
+    let positions = [
+        // Bare kings: every move draws by insufficient material.
+        "8/8/8/4k3/8/8/8/4K3 w - - 0 1",
+        // One legal move, into a draw.
+        "k7/8/8/8/8/8/1q6/K7 w - - 0 1",
+        // Mate in one.
+        "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1",
+        // Stalemate in one for the side to move to give.
+        "7k/5Q2/5K2/8/8/8/8/8 w - - 0 1",
+    ];
+    for leaf in ALL_LEAVES {
+        for fen in positions {
+            for depth in [1, 5, 30] {
+                answers(MctsOptions { leaf, ..MctsOptions::default() }, fen, Limits::depth(depth));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_kind_of_limit_is_answered_with_a_legal_move() {
+    let mut clock = Limits { time: [Some(Duration::from_millis(300)); 2], ..Limits::default() };
+    clock.increment = [Duration::from_millis(10); 2];
+    let limits = [
+        Limits::depth(3),
+        Limits { nodes: Some(50), ..Limits::default() },
+        Limits::move_time(Duration::from_millis(30)),
+        clock,
+    ];
+    for fen in ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "k7/8/8/8/8/8/1q6/K7 w - - 0 1"] {
+        for limits in &limits {
+            answers(MctsOptions::default(), fen, limits.clone());
+        }
+    }
+}
+
+#[test]
+fn tree_is_reused_after_two_plies_and_counts_are_deterministic() {
+    let networks = Networks::random(8);
+    let mut mcts = Mcts::new(MctsOptions::default(), 7);
+    let game = Game::default();
+    let first = run(&mut mcts, &networks, &game, 3000);
+    assert_eq!(first.nodes, 3000);
+    let mut next = game.clone();
+    next.play(first.best);
+    let Some(&reply) = first.pv.get(1) else { panic!("a principal variation of two plies: {:?}", first.pv) };
+    next.play(reply);
+    let before = mcts.tree_size();
+    mcts.reuse(key(next.position()), &[]);
+    let kept = mcts.tree_size();
+    assert!(kept > 1 && kept < before, "kept {kept} of {before}");
+    assert!(mcts.tree.nodes[0].visits > 0);
+    // Same seed, same search.
+    let again = run(&mut Mcts::new(MctsOptions::default(), 7), &networks, &game, 3000);
+    assert_eq!((again.best, again.pv), (first.best, first.pv));
+}
+
+#[test]
+fn searchmoves_are_kept_and_a_restricted_root_is_not_reused() {
+    let networks = Networks::random(8);
+    let mut mcts = Mcts::new(MctsOptions::default(), 7);
+    let game = Game::default();
+    let only: Vec<Move> = game.position().legal_moves().into_iter().filter(|m| uci_move(m) == "a2a3").collect();
+    let limits = Limits { nodes: Some(100), search_moves: only.clone(), ..Limits::default() };
+    let control = Control::new(&limits, Color::White, Duration::ZERO, Default::default());
+    assert_eq!(mcts.search(&networks, &game, &control, &mut |_| {}).best, only[0]);
+    let free = run(&mut mcts, &networks, &game, 200);
+    assert_eq!(mcts.tree.nodes[0].count, 20, "all moves at the root again");
+    assert_eq!(free.nodes, 200);
+}
+
+#[test]
+fn the_tree_stays_within_its_memory_says_so_once_and_the_search_goes_on() {
+    let networks = Networks::random(8);
+    let game = Game::default();
+    for (leaf, playouts) in [(LeafEval::Puct, 20_000), (LeafEval::Value, 20_000)] {
+        let mut mcts = Mcts::new(MctsOptions { leaf, ..MctsOptions::default() }, 3);
+        mcts.set_memory(1);
+        let limits = Limits { nodes: Some(playouts), ..Limits::default() };
+        let control = Control::new(&limits, Color::White, Duration::ZERO, Default::default()).with_multipv(3);
+        let (mut messages, mut last) = (Vec::new(), None);
+        let result = mcts.search(&networks, &game, &control, &mut |report| match report {
+            Report::String(text) => messages.push(text.clone()),
+            Report::Info(info) => last = Some(info.clone()),
+        });
+        assert_eq!(result.nodes, playouts, "{leaf:?}: the search went on to its budget");
+        assert!(mcts.tree_memory() <= 1 << 20, "{leaf:?}: {} bytes", mcts.tree_memory());
+        assert_eq!(messages.len(), 1, "{leaf:?}: {messages:?}");
+        assert!(messages[0].starts_with("MCTS tree full") && messages[0].contains("recycling"), "{}", messages[0]);
+        let last = last.expect("a report");
+        assert!(last.hashfull.is_some_and(|h| h > 200), "{leaf:?}: {:?}", last.hashfull);
+        // Recycling kept the root's statistics: every playout went through it.
+        assert_eq!(u64::from(mcts.tree.nodes[0].visits), playouts, "{leaf:?}");
+        // With a larger bound the same search never fills the tree.
+        let mut roomy = Mcts::new(MctsOptions { leaf, ..MctsOptions::default() }, 3);
+        roomy.set_memory(64);
+        let mut said = false;
+        roomy.search(&networks, &game, &control, &mut |report| said |= matches!(report, Report::String(_)));
+        assert!(!said && roomy.tree_memory() > mcts.tree_memory(), "{leaf:?}");
+    }
+}
+
+#[test]
+fn multipv_reports_distinct_root_moves_the_played_one_first() {
+    let networks = Networks::random(8);
+    let game = Game::default();
+    let mut mcts = Mcts::new(MctsOptions::default(), 5);
+    let limits = Limits { nodes: Some(300), ..Limits::default() };
+    let control = Control::new(&limits, Color::White, Duration::ZERO, Default::default()).with_multipv(3);
+    let mut lines = Vec::new();
+    let result = mcts.search(&networks, &game, &control, &mut |report| {
+        if let Report::Info(info) = report {
+            lines.push(info.clone());
+        }
+    });
+    let last: Vec<&Info> = lines.iter().rev().take(3).rev().collect();
+    assert_eq!(last.iter().map(|i| i.multipv).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(last[0].pv[0], result.best);
+    let firsts: Vec<Move> = last.iter().map(|i| i.pv[0]).collect();
+    assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2], "{last:?}");
+    assert!(last[0].seldepth >= last[0].depth && last[0].seldepth > 1);
+}

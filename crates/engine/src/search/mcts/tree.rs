@@ -1,0 +1,185 @@
+//! The tree: nodes and their edges in two arenas, the memory they take, proven results
+//! and the compaction that keeps a subtree (tree reuse) or recycles the least visited
+//! nodes (the memory bound).
+
+use shakmaty::Move;
+
+/// No child node yet (an edge never played in the tree).
+pub const NONE: u32 = u32::MAX;
+/// Bytes of a node.
+pub const NODE_BYTES: usize = std::mem::size_of::<Node>();
+/// Bytes of an edge.
+pub const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
+
+/// A move out of a node with its prior and, once played, its child.
+#[derive(Clone, Copy, Debug)]
+pub struct Edge {
+    /// The move.
+    pub mv: Move,
+    /// Its prior probability (PUCT; 0 for UCB1).
+    pub prior: f32,
+    /// The child node, or [`NONE`].
+    pub child: u32,
+}
+
+/// A position in the tree.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Zobrist key.
+    pub key: u64,
+    /// Sum of results, from the view of the side that moved into this node.
+    pub value: f64,
+    /// Playouts through this node.
+    pub visits: u32,
+    /// First edge in the tree's edge arena.
+    pub first: u32,
+    /// Number of edges (0 until expanded or when terminal).
+    pub count: u16,
+    /// Whether the edges have been generated.
+    pub expanded: bool,
+    /// Whether the edges' priors come from the move predictors.
+    pub predicted: bool,
+    /// The result if the game is over here, same view as `value`.
+    pub terminal: Option<f32>,
+    /// Whether `terminal` is a repetition draw (history dependent: undone on reuse).
+    pub repetition: bool,
+    /// A proven result for the side that moved into this node: `n > 0` a win (mate
+    /// `n` plies from the parent), `n < 0` a loss (mated `-n` plies from the parent).
+    pub proof: i16,
+}
+
+impl Node {
+    /// A fresh, unexpanded node.
+    pub fn new(key: u64) -> Node {
+        Node {
+            key,
+            value: 0.0,
+            visits: 0,
+            first: 0,
+            count: 0,
+            expanded: false,
+            predicted: false,
+            terminal: None,
+            repetition: false,
+            proof: 0,
+        }
+    }
+
+    /// Mean result from the view of the side that moved in (0 when never visited).
+    pub fn mean(&self) -> f64 {
+        if self.visits == 0 { 0.0 } else { self.value / f64::from(self.visits) }
+    }
+}
+
+/// Nodes and edges; node 0 is the root.
+#[derive(Clone, Debug, Default)]
+pub struct Tree {
+    /// The nodes.
+    pub nodes: Vec<Node>,
+    /// The edges, each node's in one run.
+    pub edges: Vec<Edge>,
+}
+
+impl Tree {
+    /// Bytes the tree takes.
+    pub fn memory(&self) -> usize {
+        self.nodes.len() * NODE_BYTES + self.edges.len() * EDGE_BYTES
+    }
+
+    /// The edges of `node`.
+    pub fn edges(&self, node: usize) -> &[Edge] {
+        let n = &self.nodes[node];
+        &self.edges[n.first as usize..n.first as usize + usize::from(n.count)]
+    }
+
+    /// The children of `node` that exist, as node indices.
+    pub fn children(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        self.edges(node).iter().filter(|e| e.child != NONE).map(|e| e.child as usize)
+    }
+
+    /// The move into each existing child of `node`.
+    pub fn child_moves(&self, node: usize) -> impl Iterator<Item = (Move, usize)> + '_ {
+        self.edges(node).iter().filter(|e| e.child != NONE).map(|e| (e.mv, e.child as usize))
+    }
+
+    /// Adds a child for edge `edge` of the tree; returns its index.
+    pub fn add_child(&mut self, edge: usize, key: u64) -> usize {
+        let index = self.nodes.len();
+        self.nodes.push(Node::new(key));
+        self.edges[edge].child = index as u32;
+        index
+    }
+
+    /// Gives `node` its edges.
+    pub fn expand(&mut self, node: usize, edges: impl ExactSizeIterator<Item = Edge>) {
+        let first = self.edges.len() as u32;
+        let count = edges.len().min(usize::from(u16::MAX)) as u16;
+        self.edges.extend(edges.take(usize::from(count)));
+        let n = &mut self.nodes[node];
+        (n.first, n.count, n.expanded) = (first, count, true);
+    }
+
+    /// Updates the proof of `node` from its children: lost when a child is won (the side
+    /// to move here mates), won when every move is expanded into a lost child.
+    /// Returns whether the proof changed.
+    pub fn prove(&mut self, node: usize) -> bool {
+        if !self.nodes[node].expanded || self.nodes[node].proof != 0 {
+            return false;
+        }
+        let mut shortest_win = i16::MAX;
+        let mut longest_loss = 0i16;
+        let mut all_lost = true;
+        for edge in self.edges(node) {
+            let proof = if edge.child == NONE { 0 } else { self.nodes[edge.child as usize].proof };
+            if proof > 0 {
+                shortest_win = shortest_win.min(proof);
+            } else if proof < 0 {
+                longest_loss = longest_loss.max(-proof);
+            } else {
+                all_lost = false;
+            }
+        }
+        let proof = if shortest_win < i16::MAX {
+            -shortest_win.saturating_add(1)
+        } else if all_lost && self.nodes[node].count > 0 {
+            longest_loss.saturating_add(1)
+        } else {
+            return false;
+        };
+        self.nodes[node].proof = proof;
+        true
+    }
+
+    /// The tree made of `root`'s subtree, with every node for which `keep` is false cut
+    /// back to an unexpanded leaf (its visits, value and proof kept: proofs rest on mates
+    /// alone); repetition draws are undone (history dependent).
+    pub fn compact(&self, root: usize, keep: impl Fn(&Node) -> bool) -> Tree {
+        let mut tree = Tree { nodes: Vec::with_capacity(self.nodes.len()), edges: Vec::new() };
+        // (old node, new node)
+        let mut stack = vec![(root, 0usize)];
+        tree.nodes.push(self.nodes[root].clone());
+        while let Some((old, new)) = stack.pop() {
+            let mut node = self.nodes[old].clone();
+            if node.repetition {
+                (node.terminal, node.repetition, node.proof) = (None, false, 0);
+            }
+            if !node.expanded || !keep(&node) || node.terminal.is_some() {
+                (node.expanded, node.count, node.first) = (false, 0, 0);
+                tree.nodes[new] = node;
+                continue;
+            }
+            node.first = tree.edges.len() as u32;
+            for edge in self.edges(old) {
+                let mut copy = *edge;
+                if edge.child != NONE {
+                    copy.child = tree.nodes.len() as u32;
+                    stack.push((edge.child as usize, tree.nodes.len()));
+                    tree.nodes.push(self.nodes[edge.child as usize].clone());
+                }
+                tree.edges.push(copy);
+            }
+            tree.nodes[new] = node;
+        }
+        tree
+    }
+}
