@@ -5,7 +5,9 @@ targets to be measured through a client other than the project's own).
     python3 benches/sts_python_chess.py --epd ../shared/data/sts.epd --movetime 100 \
         --engine "deepchess uci" [--option Threads=1 ...] [--json out.json]
 
-Each position is a new game (`ucinewgame`), searched with `go movetime`; the move played
+Each position is a new game (`ucinewgame`; `--no-new-game`: one game throughout, so that what
+one search leaves behind meets the next position, as in a GUI that sends no `ucinewgame`),
+searched with `go movetime`; the move played
 earns the points of the EPD's `c8`/`c9` fields (UCI moves and their points; 10 for the best
 move). Prints the points per theme, the total and the STS rating (44.523 x percent - 242.85,
 the suite's calibration, as benches/sts_table.py). Needs python-chess (`pip install chess`).
@@ -48,6 +50,7 @@ def main():
     parser.add_argument("--option", action="append", default=[], help="NAME=VALUE, repeatable")
     parser.add_argument("--json", help="write every position's move and points here")
     parser.add_argument("--force", action="store_true", help="overwrite the --json file")
+    parser.add_argument("--no-new-game", action="store_true", help="no ucinewgame between positions")
     args = parser.parse_args()
     if args.movetime <= 0:
         raise SystemExit(f"--movetime {args.movetime}: a positive number of milliseconds")
@@ -71,7 +74,7 @@ def main():
     start = time.monotonic()
     try:
         for index, (number, board, ops, points) in enumerate(records, 1):
-            result = engine.play(board, chess.engine.Limit(time=args.movetime / 1000), game=number,
+            result = engine.play(board, chess.engine.Limit(time=args.movetime / 1000), game=0 if args.no_new_game else number,
                                  info=chess.engine.INFO_BASIC)
             move = result.move.uci()
             earned, best = points.get(move, 0), max(points.values())

@@ -3,8 +3,9 @@
 //! position the server holds (which is the one the harness expects after a well-formed
 //! `position`), or `0000` when that position was refused or has no legal move.
 //!
-//! The streams are seeded and bounded (40 sessions of 8 sequences); searches get tiny
-//! limits or are stopped by the next command.
+//! The streams are seeded and bounded (40 sessions of 8 sequences, each session starting
+//! with one of the four searches in turn); searches get tiny limits or are stopped by the
+//! next command.
 
 use std::io::{Cursor, Write};
 use std::sync::mpsc::channel;
@@ -21,6 +22,8 @@ use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 const SESSIONS: u64 = 40;
+/// The four searches: session `seed` starts with `SEARCHES[seed % 4]`.
+const SEARCHES: [&str; 4] = ["eval", "compare", "mcts", "policy"];
 const SEQUENCES: usize = 8;
 
 /// Standard positions: the start, castling both ways, en passant, promotions, a check
@@ -104,6 +107,8 @@ struct Go {
     search_moves: Vec<Move>,
     /// Index of the `d` sent just before it, whose FEN is the server's position.
     d_index: usize,
+    /// The search in effect (index into [`SEARCHES`]), if known.
+    search: Option<usize>,
 }
 
 struct Stream {
@@ -115,6 +120,8 @@ struct Stream {
     gos: Vec<Go>,
     ds: usize,
     quit: bool,
+    /// The search in effect (index into [`SEARCHES`]), if known.
+    search: Option<usize>,
 }
 
 impl Stream {
@@ -127,6 +134,7 @@ impl Stream {
             gos: Vec::new(),
             ds: 0,
             quit: false,
+            search: Some(0),
         }
     }
 
@@ -150,11 +158,23 @@ impl Stream {
         match text.split_whitespace().next().unwrap_or("") {
             "position" => self.expected = Expected::Unknown,
             "setoption" if text.to_ascii_lowercase().contains("chess960") => self.chess960 = None,
+            "setoption" if text.to_ascii_lowercase().contains("search") => {
+                let tokens: Vec<&str> = text.split(' ').collect();
+                match tokens[..] {
+                    ["setoption", "name", "Search", "value", value] => {
+                        if let Some(i) = SEARCHES.iter().position(|s| *s == value) {
+                            self.search = Some(i);
+                        }
+                    }
+                    _ => self.search = None,
+                }
+            }
             "go" => {
                 self.lines.push(b"d".to_vec());
                 self.ds += 1;
                 let search_moves = well_formed_go.unwrap_or_default();
-                self.gos.push(Go { expected: self.expected.clone(), search_moves, d_index: self.ds - 1 });
+                let search = self.search;
+                self.gos.push(Go { expected: self.expected.clone(), search_moves, d_index: self.ds - 1, search });
             }
             "d" => self.ds += 1,
             "quit" => self.quit = true,
@@ -246,6 +266,8 @@ impl Stream {
     fn setoption(&mut self) -> (String, Option<bool>) {
         let (name, values): (&str, &[&str]) = *self.pick(&[
             ("Search", &["eval", "compare", "mcts", "policy", "quantum"][..]),
+            ("Comparator", &["student", "thesis", "oracle"]),
+            ("CompareSelective", &["true", "false"]),
             ("MultiPV", &["1", "2", "3", "256", "0", "257", "x"]),
             ("Hash", &["1", "2", "0", "-5", "65537", "99999999999999999999"]),
             ("Threads", &["1", "2", "0", "257"]),
@@ -407,8 +429,11 @@ fn legal(position: &Chess, text: &str) -> Option<Move> {
 fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
     let networks = Networks::random(11);
     let (mut gos, mut zeros, mut known, mut searched) = (0, 0, 0, 0);
+    let mut by_search = [0usize; SEARCHES.len()];
     for seed in 0..SESSIONS {
         let mut stream = Stream::new(seed);
+        let first = SEARCHES[seed as usize % SEARCHES.len()];
+        stream.push(format!("setoption name Search value {first}").into_bytes(), None);
         for _ in 0..SEQUENCES {
             stream.sequence();
         }
@@ -445,6 +470,9 @@ fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
                 assert!(held.legal_moves().is_empty() || refused, "{}", at());
             } else {
                 let m = legal(&held, best).unwrap_or_else(|| panic!("illegal: {}", at()));
+                if let Some(search) = go.search {
+                    by_search[search] += 1;
+                }
                 assert!(!refused, "{}", at());
                 if !go.search_moves.is_empty() {
                     assert!(go.search_moves.contains(&m), "not among searchmoves: {}", at());
@@ -463,8 +491,12 @@ fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
             }
         }
     }
-    let counts = format!("{gos} gos, {known} in known positions ({searched} with a move), {zeros} answered 0000");
+    let counts = format!(
+        "{gos} gos, {known} in known positions ({searched} with a move), {zeros} answered 0000; legal moves by search {:?}: {by_search:?}",
+        SEARCHES
+    );
     println!("{counts}");
-    // The streams exercise what they should.
+    // The streams exercise what they should, with each of the four searches.
     assert!(gos > 300 && searched > gos / 2 && zeros > 20, "{counts}");
+    assert!(by_search.iter().all(|&n| n >= 20), "{counts}");
 }

@@ -201,14 +201,19 @@ const OTHERS: &[UciOption] = &[
         "MCTS final move: highest mean value, most visits, or both (searching on while they differ)",
         |e, i| e.mcts.options.select = [FinalMove::Value, FinalMove::Visits, FinalMove::Both][i],
     ),
-    text("MctsC", "1.41", "MCTS exploration constant c, a number >= 0", |e, value| {
-        e.mcts.options.c = value
-            .parse::<f32>()
-            .ok()
-            .filter(|c| c.is_finite() && *c >= 0.0)
-            .ok_or_else(|| format!("expected a number >= 0, got `{value}`"))?;
-        Ok(())
-    }),
+    text(
+        "MctsC",
+        "1.41",
+        "exploration constant c of the UCB1 variants (MctsLeaf value, rollout, random), a number >= 0",
+        |e, value| {
+            e.mcts.options.c = value
+                .parse::<f32>()
+                .ok()
+                .filter(|c| c.is_finite() && *c >= 0.0)
+                .ok_or_else(|| format!("expected a number >= 0, got `{value}`"))?;
+            Ok(())
+        },
+    ),
     combo(
         "PolicyMode",
         ("joint", &["joint", "greedy"]),
