@@ -85,6 +85,9 @@ pub struct Engine {
     /// The evaluation search's histories, one per thread (`Threads`, allocated when it is
     /// set), kept (halved) between the moves of a game when the `KeepHistories` option says so.
     histories: Vec<Histories>,
+    /// The key of the position the evaluation search searched last: the histories are
+    /// kept only for a search of that position or of one that the game reached from it.
+    last_root: Option<u64>,
     /// The comparison search's table (`Hash` MB).
     compare_table: CompareTable,
     /// The MCTS player, with its settings and the tree kept between moves.
@@ -116,6 +119,7 @@ impl Engine {
             networks,
             tt: Table::new(DEFAULT_HASH_MB),
             histories: vec![Histories::default()],
+            last_root: None,
             compare_table: CompareTable::new(DEFAULT_HASH_MB),
             mcts: Mcts::new(MctsOptions::default(), 0),
             tablebases: None,
@@ -199,6 +203,18 @@ impl Engine {
         self.histories.resize_with(threads.max(1), Histories::default);
     }
 
+    /// Clears the histories unless `game` continues the game of the last evaluation search
+    /// (its position, or a later one): what a search of another game's position learnt
+    /// orders this one's moves worse than nothing (`ucinewgame` is not always sent).
+    fn forget_histories_unless_continued(&mut self, game: &Game) {
+        let root = key(game.position());
+        let continued = self.last_root.is_some_and(|last| last == root || game.history().contains(&last));
+        if !continued {
+            self.histories.iter_mut().for_each(Histories::clear);
+        }
+        self.last_root = Some(root);
+    }
+
     /// New, empty tables of `megabytes` MB each (the `Hash` option); when the memory cannot
     /// be had, an error says so and the previous tables stay.
     fn resize_tables(&mut self, megabytes: usize) -> Result<(), String> {
@@ -221,6 +237,9 @@ impl Engine {
         let position = game.position();
         if position.legal_moves().is_empty() {
             return None;
+        }
+        if matches!(self.settings.search, SearchKind::EvalAlphaBeta) {
+            self.forget_histories_unless_continued(game);
         }
         let settings = &self.settings;
         let mut control =
@@ -382,6 +401,22 @@ mod tests {
         let (result, reports) = go(&mut engine, &start, &limits);
         assert!(infos(&reports).iter().all(|i| i.multipv <= 2 && only.contains(&i.pv[0])), "{reports:?}");
         assert!(only.contains(&result.best));
+    }
+
+    #[test]
+    fn histories_carry_over_to_later_positions_of_the_game_only() {
+        let limits = Limits::depth(6);
+        let italian = "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4";
+        let unrelated = Game::from_uci(Some("2r3k1/pp3ppp/4p3/3pP3/3P4/P4N2/1P3PPP/2R3K1 b - - 0 24"), &[]).unwrap();
+        let position = Game::from_uci(Some(italian), &[]).unwrap();
+        let later = Game::from_uci(Some(italian), &["e1g1", "f8c5"]).unwrap();
+        let fresh = |game: &Game| go(&mut engine(), game, &limits).0.nodes;
+        let mut engine = engine();
+        go(&mut engine, &unrelated, &limits);
+        // Nothing of the unrelated search is left to steer this one: it is a fresh search.
+        assert_eq!(go(&mut engine, &position, &limits).0.nodes, fresh(&position));
+        // Two plies later in the same game the halved histories still order the moves.
+        assert_ne!(go(&mut engine, &later, &limits).0.nodes, fresh(&later));
     }
 
     #[test]
