@@ -4,8 +4,8 @@
 //! `position`), or `0000` when that position was refused or has no legal move.
 //!
 //! The streams are seeded and bounded (40 sessions of 8 sequences, each session starting
-//! with one of the four searches in turn); searches get tiny limits or are stopped by the
-//! next command.
+//! with one of the four searches in turn, then 1,000 sessions of 2 sequences starting with
+//! MCTS); searches get tiny limits or are stopped by the next command.
 
 use std::io::{Cursor, Write};
 use std::sync::mpsc::channel;
@@ -25,6 +25,9 @@ const SESSIONS: u64 = 40;
 /// The four searches: session `seed` starts with `SEARCHES[seed % 4]`.
 const SEARCHES: [&str; 4] = ["eval", "compare", "mcts", "policy"];
 const SEQUENCES: usize = 8;
+/// Sessions of the MCTS run, and random sequences in each.
+const MCTS_SESSIONS: u64 = 1000;
+const MCTS_SEQUENCES: usize = 2;
 
 /// Standard positions: the start, castling both ways, en passant, promotions, a check
 /// with two legal moves.
@@ -425,16 +428,30 @@ fn legal(position: &Chess, text: &str) -> Option<Move> {
     text.parse::<UciMove>().ok()?.to_move(position).ok()
 }
 
-#[test]
-fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
+/// What a run of sessions exercised.
+#[derive(Debug, Default)]
+struct Counts {
+    /// `go` commands sent.
+    gos: usize,
+    /// Those answered `0000`.
+    zeros: usize,
+    /// Those sent in a position the harness knows.
+    known: usize,
+    /// Those of `known` answered with a move.
+    searched: usize,
+    /// Legal moves answered, by the search set when the `go` was sent ([`SEARCHES`]).
+    by_search: [usize; SEARCHES.len()],
+}
+
+/// Runs the sessions of `seeds`, each starting with the search `first(seed)` and then
+/// `sequences` random sequences, and checks every answer (see the module's comment).
+fn fuzz(seeds: std::ops::Range<u64>, sequences: usize, first: impl Fn(u64) -> &'static str) -> Counts {
     let networks = Networks::random(11);
-    let (mut gos, mut zeros, mut known, mut searched) = (0, 0, 0, 0);
-    let mut by_search = [0usize; SEARCHES.len()];
-    for seed in 0..SESSIONS {
+    let mut counts = Counts::default();
+    for seed in seeds {
         let mut stream = Stream::new(seed);
-        let first = SEARCHES[seed as usize % SEARCHES.len()];
-        stream.push(format!("setoption name Search value {first}").into_bytes(), None);
-        for _ in 0..SEQUENCES {
+        stream.push(format!("setoption name Search value {}", first(seed)).into_bytes(), None);
+        for _ in 0..sequences {
             stream.sequence();
         }
         if stream.chance(20) {
@@ -464,14 +481,14 @@ fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
             let held: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Chess960).unwrap();
             let at = || format!("go #{i} in {fen}, bestmove {best}, expected {:?}\n{}", go.expected, context());
             let refused = before.iter().any(|l| l.starts_with("info string error: no search: the last position"));
-            gos += 1;
+            counts.gos += 1;
             if best == "0000" {
-                zeros += 1;
+                counts.zeros += 1;
                 assert!(held.legal_moves().is_empty() || refused, "{}", at());
             } else {
                 let m = legal(&held, best).unwrap_or_else(|| panic!("illegal: {}", at()));
                 if let Some(search) = go.search {
-                    by_search[search] += 1;
+                    counts.by_search[search] += 1;
                 }
                 assert!(!refused, "{}", at());
                 if !go.search_moves.is_empty() {
@@ -480,23 +497,33 @@ fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
             }
             match &go.expected {
                 Expected::Known(position) => {
-                    known += 1;
+                    counts.known += 1;
                     let expected_fen = Fen::from_position(position, EnPassantMode::Legal).to_string();
                     assert_eq!(fen, expected_fen, "{}", at());
                     assert_eq!(best == "0000", position.legal_moves().is_empty(), "{}", at());
-                    searched += usize::from(best != "0000");
+                    counts.searched += usize::from(best != "0000");
                 }
                 Expected::Refused => assert_eq!(best, "0000", "{}", at()),
                 Expected::Unknown => {}
             }
         }
     }
-    let counts = format!(
-        "{gos} gos, {known} in known positions ({searched} with a move), {zeros} answered 0000; legal moves by search {:?}: {by_search:?}",
-        SEARCHES
-    );
-    println!("{counts}");
+    counts
+}
+
+#[test]
+fn random_and_mutated_command_streams_end_and_answer_every_go_once_legally() {
+    let counts = fuzz(0..SESSIONS, SEQUENCES, |seed| SEARCHES[seed as usize % SEARCHES.len()]);
+    println!("{counts:?}");
     // The streams exercise what they should, with each of the four searches.
-    assert!(gos > 300 && searched > gos / 2 && zeros > 20, "{counts}");
-    assert!(by_search.iter().all(|&n| n >= 20), "{counts}");
+    assert!(counts.gos > 300 && counts.searched > counts.gos / 2 && counts.zeros > 20, "{counts:?}");
+    assert!(counts.by_search.iter().all(|&n| n >= 20), "{counts:?}");
+}
+
+#[test]
+fn a_thousand_sessions_that_start_with_mcts_answer_every_go_once_legally() {
+    let counts = fuzz(SESSIONS..SESSIONS + MCTS_SESSIONS, MCTS_SEQUENCES, |_| "mcts");
+    println!("{counts:?}");
+    let mcts = SEARCHES.iter().position(|&s| s == "mcts").expect("MCTS is one of the searches");
+    assert!(counts.gos > MCTS_SESSIONS as usize && counts.by_search[mcts] > counts.gos / 2, "{counts:?}");
 }

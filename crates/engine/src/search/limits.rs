@@ -217,6 +217,17 @@ impl Control {
         self.nodes
     }
 
+    /// Under a clock (neither a fixed move time nor a ponder search before its
+    /// `ponderhit`): the time spent so far and the time left before the soft limit.
+    pub fn soft_clock(&self) -> Option<(Duration, Duration)> {
+        let (soft, hard) = (self.soft?, self.hard?);
+        if soft == hard {
+            return None;
+        }
+        let clock = self.clock()?;
+        Some((clock, soft.saturating_sub(clock)))
+    }
+
     /// Whether the soft limit has passed (or `stop` was sent).
     pub fn soft_expired(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.past(self.soft)

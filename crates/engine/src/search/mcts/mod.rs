@@ -20,7 +20,9 @@
 //! and a proven root ends the search. The final move is the child with the most visits,
 //! the highest mean value, or ("both") the move that is best by both: when the two
 //! disagree at the end of the budget the search goes on, up to the hard time limit or
-//! twice the node budget, and then plays the most visited. The tree is kept between
+//! twice the node budget, and then plays the most visited. Under a clock the search ends
+//! early once the most visited root move leads the second by more playouts than the time
+//! left before the soft limit would bring at the rate so far. The tree is kept between
 //! moves: when the new root is a child or grandchild of the old one, its subtree is
 //! reused.
 //!
@@ -36,6 +38,8 @@ mod select;
 #[cfg(test)]
 mod tests;
 mod tree;
+
+use std::time::Duration;
 
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
 use rand::SeedableRng;
@@ -53,6 +57,8 @@ use tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Node, Tree};
 
 /// Memory of a new player's tree in MB (the `Hash` option's default).
 const DEFAULT_MEMORY_MB: usize = 16;
+/// Playouts between two checks of whether the best root move is settled.
+const SETTLED_CHECK: u64 = 256;
 
 /// How a new leaf is evaluated (and, for `Puct`, how children are selected).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -223,6 +229,7 @@ impl Mcts {
         loop {
             if playouts > 0 {
                 let budget_spent = control.soft_expired()
+                    || (playouts.is_multiple_of(SETTLED_CHECK) && self.settled(playouts, control))
                     || node_budget.is_some_and(|n| playouts >= n)
                     || self.tree.nodes[0].proof != 0
                     || control.depth.is_some_and(|d| frozen || self.depth_reached(d));
@@ -259,6 +266,23 @@ impl Mcts {
         let score = first.as_ref().map_or(Score::Cp(0), |info| info.score);
         let pv = first.map(|info| info.pv).filter(|pv| pv.first() == Some(&best)).unwrap_or_else(|| vec![best]);
         SearchResult { best, score, depth: pv.len() as u32, pv, nodes: playouts }
+    }
+
+    /// Whether, under a clock, the most visited root move can no longer be overtaken: its
+    /// lead in visits over the second exceeds the playouts still to come before the soft
+    /// limit at the rate so far, so the time left is kept for later moves.
+    fn settled(&self, playouts: u64, control: &Control) -> bool {
+        let Some((spent, left)) = control.soft_clock() else { return false };
+        let (mut first, mut second) = (0, 0);
+        for (_, child) in self.tree.child_moves(0) {
+            let visits = self.tree.nodes[child].visits;
+            if visits > first {
+                (first, second) = (visits, first);
+            } else if visits > second {
+                second = visits;
+            }
+        }
+        lead_holds(first - second, playouts, spent, left)
     }
 
     /// Whether the principal variation is `depth` plies long or ends where the game is
@@ -528,4 +552,10 @@ fn score_of(child: &Node) -> Score {
             Score::Cp(((q / (1.0 - q)).ln() * VALUE_CP_PER_LOGIT) as i32)
         }
     }
+}
+
+/// Whether a lead of `lead` visits outlasts the playouts still to come in `left` at the
+/// rate of `playouts` in `spent` (never before any time was spent).
+fn lead_holds(lead: u32, playouts: u64, spent: Duration, left: Duration) -> bool {
+    !spent.is_zero() && f64::from(lead) > playouts as f64 * left.as_secs_f64() / spent.as_secs_f64()
 }

@@ -202,3 +202,24 @@ fn multipv_reports_distinct_root_moves_the_played_one_first() {
     assert!(firsts[0] != firsts[1] && firsts[1] != firsts[2] && firsts[0] != firsts[2], "{last:?}");
     assert!(last[0].seldepth >= last[0].depth && last[0].seldepth > 1);
 }
+
+#[test]
+fn a_lead_holds_when_the_playouts_to_come_cannot_undo_it() {
+    let (second, tenth) = (Duration::from_secs(1), Duration::from_millis(100));
+    // 1,000 playouts in a second: 100 more in the tenth of a second left.
+    assert!(lead_holds(101, 1_000, second, tenth));
+    assert!(!lead_holds(100, 1_000, second, tenth));
+    assert!(lead_holds(1, 1_000, second, Duration::ZERO), "no time left: any lead holds");
+    assert!(!lead_holds(u32::MAX, 0, Duration::ZERO, tenth), "nothing spent yet: no rate to judge by");
+}
+
+#[test]
+fn only_a_clock_lets_a_search_end_before_its_soft_limit() {
+    let control = |limits: &Limits| Control::new(limits, Color::White, Duration::ZERO, Arc::default());
+    let clock = Limits { time: [Some(Duration::from_secs(10)); 2], ..Limits::default() };
+    let (spent, left) = control(&clock).soft_clock().expect("a clock has a soft limit before its hard one");
+    assert!(spent < left, "{spent:?} {left:?}");
+    let move_time = Limits { move_time: Some(Duration::from_secs(1)), ..Limits::default() };
+    assert_eq!(control(&move_time).soft_clock(), None, "a fixed move time is used in full");
+    assert_eq!(control(&Limits::default()).soft_clock(), None, "no limit: nothing to save time for");
+}
