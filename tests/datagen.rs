@@ -1,5 +1,6 @@
 //! `deepchess datagen` and `deepchess export` end to end: consistent records, a SIGKILL and
-//! a resume, the options guard, `--force`, the text round trip, and bad options.
+//! a resume, the options guard, `--force`, the text round trip, and bad options; OpenBench's
+//! `genfens` request as its worker sends it.
 
 mod common;
 
@@ -378,4 +379,25 @@ fn train_value_streams_a_directory_of_compressed_generations() {
     assert!(!ok && stderr.contains("--mix streams PGN files"), "{stderr}");
     let (ok, stderr) = train(&generations, &["--mix", "x.pgn:-2"]);
     assert!(!ok && stderr.contains("≥ 0"), "{stderr}");
+}
+
+#[test]
+fn genfens_answers_openbench_as_its_worker_asks() {
+    // The worker's command line: the request in one argument (with its trailing space when
+    // the test has no custom arguments), then `quit`; it keeps the lines after the prefix.
+    let out = deepchess(&["genfens 3 seed 5 book None ", "quit"]);
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    let fens: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("info string genfens ")).collect();
+    assert_eq!(fens.len(), 3, "{stdout}");
+    for fen in &fens {
+        let position: shakmaty::Chess =
+            fen.parse::<shakmaty::fen::Fen>().unwrap().into_position(shakmaty::CastlingMode::Standard).unwrap();
+        assert!(!position.is_game_over(), "{fen}");
+    }
+    let shell = deepchess(&["genfens", "3", "seed", "5", "book", "None"]);
+    assert_eq!(texts(&shell).0, stdout, "the same request from a shell gets the same openings");
+    let bad = deepchess(&["genfens 3 seed 5 book None depth 4", "quit"]);
+    let (_, stderr) = texts(&bad);
+    assert!(!bad.status.success() && stderr.contains("unknown argument `depth`"), "{stderr}");
 }

@@ -34,12 +34,17 @@ enum Command {
     Datagen(commands::datagen::DatagenArgs),
     /// Write a dataset as text, one `FEN | score | result` line per record.
     Export(commands::export::ExportArgs),
+    /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
+    /// `info string genfens <FEN>` line each.
+    Genfens(commands::genfens::GenfensArgs),
 }
 
 fn main() -> std::process::ExitCode {
     // Without arguments the binary is a UCI engine, as chess GUIs and OpenBench start it.
-    let cli = if std::env::args_os().len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse() };
-    if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_)) {
+    // OpenBench's workers ask for openings in one argument: `"genfens N seed S book B" "quit"`.
+    let args = commands::genfens::split_openbench_request(std::env::args_os().collect());
+    let cli = if args.len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse_from(args) };
+    if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_) | Command::Genfens(_)) {
         restore_sigpipe();
     }
     if matches!(cli.command, Command::Prepare(_) | Command::Train(_) | Command::Export(_)) {
@@ -57,6 +62,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Datagen(args) => commands::datagen::run(args),
         Command::Export(args) => commands::export::run(args),
+        Command::Genfens(args) => commands::genfens::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -6,11 +6,13 @@
 //! * [`options`]: the settings; [`run`]: the worker threads and the writing loop.
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
 //! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
+//! * [`genfens`]: OpenBench's `genfens` workload (the openings of its datagen tests).
 
 pub mod adjudication;
 pub mod error;
 pub mod export;
 pub mod game;
+pub mod genfens;
 pub mod opening;
 pub mod options;
 pub mod output;

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod datagen;
 pub mod eval;
 pub mod export;
+pub mod genfens;
 pub mod matches;
 pub mod prepare;
 pub mod sts;

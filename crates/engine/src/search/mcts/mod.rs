@@ -26,6 +26,12 @@
 //! moves: when the new root is a child or grandchild of the old one, its subtree is
 //! reused.
 //!
+//! `Threads N` runs N playouts at once on one tree (`playout`): a thread selects and
+//! expands with the tree locked, counting its visit on the path (a virtual loss that sends
+//! the others elsewhere), evaluates its leaf unlocked and adds the result locked again. The
+//! search goes in rounds of playouts per thread; between rounds one thread alone checks
+//! the limits, reports and recycles memory.
+//!
 //! The tree's memory (nodes and edges) is bounded by the `Hash` option. When a search
 //! reaches the bound it says so once and recycles the least visited nodes: nodes below a
 //! visit threshold lose their subtrees (keeping their own value) until the tree takes at
@@ -33,32 +39,33 @@
 
 mod leaf;
 mod params;
+mod playout;
 mod priors;
 mod select;
 #[cfg(test)]
 mod tests;
 mod tree;
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
-use rand::SeedableRng;
-use rand::rngs::Xoshiro256PlusPlus;
-use shakmaty::{Chess, Move, MoveList, Position};
+use shakmaty::{Chess, Move, Position};
 
 pub use leaf::{ROLLOUT_MAX_PLIES, ROLLOUT_QUIET_PLIES};
 
 use super::{Control, Info, Report, Reporter, Score, SearchResult};
-use crate::nn::{Networks, Scratch};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key, key_after};
-use leaf::Resolver;
-use params::PRIOR_VISITS;
-use tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Node, Tree};
+use crate::nn::Networks;
+use crate::position_history::{Game, key};
+use playout::{Setting, Worker};
+use tree::{Node, Tree};
 
 /// Memory of a new player's tree in MB (the `Hash` option's default).
 const DEFAULT_MEMORY_MB: usize = 16;
 /// Playouts between two checks of whether the best root move is settled.
 const SETTLED_CHECK: u64 = 256;
+/// Playouts per thread in a round of a search with several threads.
+const ROUND: u64 = 128;
 
 /// How a new leaf is evaluated (and, for `Puct`, how children are selected).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -103,38 +110,44 @@ impl Default for MctsOptions {
     }
 }
 
-/// An MCTS player: options, random generator and the tree kept between moves.
+/// An MCTS player: options, the tree kept between moves and one worker per thread.
 #[derive(Clone, Debug)]
 pub struct Mcts {
     /// Settings.
     pub options: MctsOptions,
-    rng: Xoshiro256PlusPlus,
     tree: Tree,
     /// Bytes the tree may take.
     capacity: usize,
+    /// One per thread (`Threads`), the first the calling thread's.
+    workers: Vec<Worker>,
+    /// Seed of the workers' random generators.
+    seed: u64,
     /// Deepest node a playout of the current search reached, in plies from the root.
     seldepth: usize,
-    /// The current playout's path of nodes from the root.
-    path: Vec<usize>,
-    resolver: Resolver,
-    scratch: Scratch,
     /// Whether the tree's root was searched under `searchmoves` (its moves restricted).
     restricted: bool,
 }
 
 impl Mcts {
-    /// A player with a seeded random generator and a tree of at most 16 MB.
+    /// A one-thread player with a seeded random generator and a tree of at most 16 MB.
     pub fn new(options: MctsOptions, seed: u64) -> Mcts {
         Mcts {
             options,
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             tree: Tree::default(),
             capacity: DEFAULT_MEMORY_MB << 20,
+            workers: vec![Worker::new(seed)],
+            seed,
             seldepth: 0,
-            path: Vec::new(),
-            resolver: Resolver::default(),
-            scratch: Scratch::default(),
             restricted: false,
+        }
+    }
+
+    /// Runs `threads` playouts at once (at least one).
+    pub fn set_threads(&mut self, threads: usize) {
+        let seed = self.seed;
+        self.workers.resize_with(threads.max(1), || Worker::new(seed));
+        for (i, worker) in self.workers.iter_mut().enumerate().skip(1) {
+            *worker = Worker::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         }
     }
 
@@ -161,11 +174,6 @@ impl Mcts {
     /// How full the tree is, in permille of its bound (UCI's `hashfull`).
     fn hashfull(&self) -> u32 {
         (self.tree.memory().saturating_mul(1000) / self.capacity.max(1)).min(1000) as u32
-    }
-
-    /// Whether `bytes` more fit within the bound.
-    fn room_for(&self, bytes: usize) -> bool {
-        self.tree.memory().saturating_add(bytes) <= self.capacity
     }
 
     /// Keeps the subtree of the node for `root_key` within two plies of the old root, or
@@ -217,19 +225,34 @@ impl Mcts {
         let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
-        if !self.tree.nodes[0].expanded {
-            self.expand(networks, 0, &root_position, search_moves, root_position.legal_moves());
+        for worker in &mut self.workers {
+            worker.start(game);
         }
-        let mut keys = KeyStack::new(game);
+        let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
+        if !self.tree.nodes[0].expanded {
+            let moves = root_position.legal_moves();
+            playout::expand(
+                &mut self.tree,
+                &setting,
+                0,
+                &root_position,
+                search_moves,
+                moves,
+                self.workers[0].scratch(),
+            );
+        }
         let mut playouts = 0u64;
         let node_budget = control.nodes();
-        let mut last_report = 0;
+        let (mut last_report, mut next_settled_check) = (0, SETTLED_CHECK);
         let (mut said_full, mut frozen) = (false, false);
-        self.seldepth = 0;
         loop {
             if playouts > 0 {
+                let settled = playouts >= next_settled_check && {
+                    next_settled_check = playouts + SETTLED_CHECK;
+                    self.settled(playouts, control)
+                };
                 let budget_spent = control.soft_expired()
-                    || (playouts.is_multiple_of(SETTLED_CHECK) && self.settled(playouts, control))
+                    || settled
                     || node_budget.is_some_and(|n| playouts >= n)
                     || self.tree.nodes[0].proof != 0
                     || control.depth.is_some_and(|d| frozen || self.depth_reached(d));
@@ -253,19 +276,58 @@ impl Mcts {
                     )));
                 }
             }
-            self.playout(networks, &root_position, &mut keys, search_moves);
-            playouts += 1;
+            playouts += if self.workers.len() == 1 {
+                playout::playout(&mut self.tree, &setting, &mut self.workers[0], &root_position);
+                1
+            } else {
+                // A round ends within the node budget (past it, within its double: `Both`).
+                let left = node_budget
+                    .map_or(u64::MAX, |n| if playouts < n { n - playouts } else { (2 * n).saturating_sub(playouts) });
+                let per_thread = ROUND.min(left.div_ceil(self.workers.len() as u64)).max(1);
+                self.round(&setting, &root_position, control, per_thread)
+            };
             if control.elapsed_ms() >= last_report + 1000 {
                 last_report = control.elapsed_ms();
                 self.report(playouts, control, reporter);
             }
         }
+        self.seldepth = self.workers.iter().map(|w| w.seldepth).max().unwrap_or(0);
         let best = self.final_child().map_or_else(|| root_position.legal_moves()[0], |(m, _)| m);
         let lines = self.report(playouts, control, reporter);
         let first = lines.into_iter().next();
         let score = first.as_ref().map_or(Score::Cp(0), |info| info.score);
         let pv = first.map(|info| info.pv).filter(|pv| pv.first() == Some(&best)).unwrap_or_else(|| vec![best]);
         SearchResult { best, score, depth: pv.len() as u32, pv, nodes: playouts }
+    }
+
+    /// Up to `per_thread` playouts on each worker's thread at once, the tree shared behind a
+    /// lock held for selection and backup only; ends early when the search is stopped or
+    /// out of time. Returns the playouts made.
+    fn round(&mut self, setting: &Setting<'_>, root: &Chess, control: &Control, per_thread: u64) -> u64 {
+        let tree = Mutex::new(std::mem::take(&mut self.tree));
+        let lock = || tree.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let made: u64 = std::thread::scope(|scope| {
+            let threads: Vec<_> = self
+                .workers
+                .iter_mut()
+                .map(|worker| {
+                    scope.spawn(|| {
+                        let mut made = 0;
+                        while made < per_thread && !(control.stopped() || control.hard_expired()) {
+                            let mut position = root.clone();
+                            let leaf = playout::descend(&mut lock(), setting, worker, &mut position);
+                            let result = playout::finish(setting, worker, &position, leaf);
+                            playout::backup(&mut lock(), worker, result);
+                            made += 1;
+                        }
+                        made
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().expect("an MCTS thread panicked")).sum()
+        });
+        self.tree = tree.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        made
     }
 
     /// Whether, under a clock, the most visited root move can no longer be overtaken: its
@@ -391,154 +453,6 @@ impl Mcts {
             FinalMove::Value => self.by_value(),
             FinalMove::Visits | FinalMove::Both => self.best_child(0),
         }
-    }
-
-    /// One selection–expansion–evaluation–backpropagation cycle.
-    fn playout(&mut self, networks: &Networks, root: &Chess, keys: &mut KeyStack, search_moves: &[Move]) {
-        let mut path = std::mem::take(&mut self.path);
-        path.clear();
-        path.push(0);
-        let mut position = root.clone();
-        keys.push(self.tree.nodes[0].key);
-        let puct = self.options.leaf == LeafEval::Puct;
-        let mut node = 0;
-        // The result for the side that moved into the last node of the path.
-        let result = loop {
-            let n = &self.tree.nodes[node];
-            if n.proof != 0 {
-                break if n.proof > 0 { 1.0 } else { 0.0 };
-            }
-            if let Some(result) = n.terminal {
-                break result;
-            }
-            if !n.expanded {
-                let first_visit = n.visits == 0;
-                let moves = if node == 0 {
-                    position.legal_moves()
-                } else {
-                    match self.game_over(node, &position, keys) {
-                        Err(result) => break result,
-                        Ok(moves) if first_visit => break 1.0 - self.leaf_value(networks, &position, Some(moves)),
-                        Ok(moves) => moves,
-                    }
-                };
-                let only = if node == 0 { search_moves } else { &[] };
-                if !self.expand(networks, node, &position, only, moves.clone()) {
-                    break 1.0 - self.leaf_value(networks, &position, Some(moves));
-                }
-            }
-            if puct && !self.tree.nodes[node].predicted && self.tree.nodes[node].visits >= PRIOR_VISITS {
-                self.predict(networks, node, &position);
-            }
-            let edge = select::select(&self.tree, node, node == 0, puct, f64::from(self.options.c));
-            let Edge { mv, child, .. } = self.tree.edges[edge];
-            let child = if child == NONE {
-                if !self.room_for(NODE_BYTES) {
-                    break 1.0 - self.leaf_value(networks, &position, None);
-                }
-                let parent = position.clone();
-                position.play_unchecked(mv);
-                let child_key = key_after(&parent, self.tree.nodes[node].key, mv, &position);
-                self.tree.add_child(edge, child_key)
-            } else {
-                position.play_unchecked(mv);
-                child as usize
-            };
-            keys.push(self.tree.nodes[child].key);
-            path.push(child);
-            node = child;
-        };
-        self.seldepth = self.seldepth.max(path.len() - 1);
-        let mut value = f64::from(result);
-        for &node in path.iter().rev() {
-            let n = &mut self.tree.nodes[node];
-            n.visits += 1;
-            n.value += value;
-            value = 1.0 - value;
-        }
-        if self.tree.nodes[node].proof != 0 {
-            for &node in path.iter().rev().skip(1) {
-                if !self.tree.prove(node) {
-                    break;
-                }
-            }
-        }
-        for _ in &path {
-            keys.pop();
-        }
-        self.path = path;
-    }
-
-    /// Marks a node whose game is over (mate, stalemate, a draw by rule or repetition) and
-    /// returns its result for the side that moved in as the error; else its legal moves.
-    fn game_over(&mut self, node: usize, position: &Chess, keys: &KeyStack) -> Result<MoveList, f32> {
-        let n = &mut self.tree.nodes[node];
-        let moves = position.legal_moves();
-        let result = if moves.is_empty() {
-            if position.is_check() {
-                n.proof = 1;
-                1.0
-            } else {
-                0.5
-            }
-        } else if is_rule_draw(position) {
-            0.5
-        } else if keys.is_repetition(position.halfmoves()) {
-            n.repetition = true;
-            0.5
-        } else {
-            return Ok(moves);
-        };
-        n.terminal = Some(result);
-        Err(result)
-    }
-
-    /// The leaf's value for the side to move (`moves`: its legal moves, when known).
-    fn leaf_value(&mut self, networks: &Networks, position: &Chess, moves: Option<MoveList>) -> f32 {
-        match self.options.leaf {
-            LeafEval::Puct => self.resolver.value(networks, position, moves),
-            LeafEval::Value => leaf::net_value(networks, position),
-            LeafEval::PredictorRollout => leaf::predictor_rollout(networks, position, &mut self.rng, &mut self.scratch),
-            LeafEval::RandomRollout => leaf::random_rollout(position, &mut self.rng),
-        }
-    }
-
-    /// Gives a node its edges (with priors under PUCT); false (the node left unexpanded)
-    /// when they do not fit within the memory bound.
-    fn expand(
-        &mut self,
-        networks: &Networks,
-        node: usize,
-        position: &Chess,
-        only: &[Move],
-        mut moves: MoveList,
-    ) -> bool {
-        if !only.is_empty() {
-            moves.retain(|m| only.contains(m));
-        }
-        if !self.room_for(moves.len() * EDGE_BYTES) && node != 0 {
-            return false;
-        }
-        let predicted = node == 0;
-        let priors = match self.options.leaf {
-            LeafEval::Puct if predicted => priors::priors(networks, position, &moves, node == 0, &mut self.scratch),
-            LeafEval::Puct => priors::heuristic(position, &moves),
-            _ => vec![0.0; moves.len()],
-        };
-        self.tree.expand(node, moves.into_iter().zip(priors).map(|(mv, prior)| Edge { mv, prior, child: NONE }));
-        self.tree.nodes[node].predicted = predicted;
-        true
-    }
-
-    /// Replaces a node's cheap priors by the move predictors' once it has the visits.
-    fn predict(&mut self, networks: &Networks, node: usize, position: &Chess) {
-        let moves: Vec<Move> = self.tree.edges(node).iter().map(|e| e.mv).collect();
-        let priors = priors::priors(networks, position, &moves, node == 0, &mut self.scratch);
-        let first = self.tree.nodes[node].first as usize;
-        for (edge, prior) in self.tree.edges[first..first + moves.len()].iter_mut().zip(priors) {
-            edge.prior = prior;
-        }
-        self.tree.nodes[node].predicted = true;
     }
 }
 

@@ -223,3 +223,60 @@ fn only_a_clock_lets_a_search_end_before_its_soft_limit() {
     assert_eq!(control(&move_time).soft_clock(), None, "a fixed move time is used in full");
     assert_eq!(control(&Limits::default()).soft_clock(), None, "no limit: nothing to save time for");
 }
+
+#[test]
+fn threads_share_one_tree_every_visit_is_backed_up_and_the_budget_holds() {
+    let networks = Networks::random(8);
+    let game = Game::default();
+    for threads in [2, 4] {
+        let mut mcts = Mcts::new(MctsOptions::default(), 5);
+        mcts.set_threads(threads);
+        let result = run(&mut mcts, &networks, &game, 3000);
+        // Rounds split what is left of the budget between the threads.
+        assert!((3000..3000 + threads as u64).contains(&result.nodes), "{} playouts", result.nodes);
+        let root = &mcts.tree.nodes[0];
+        assert_eq!(u64::from(root.visits), result.nodes, "every playout's visit counted once");
+        // No virtual loss left behind: a node's visits are its children's plus the
+        // playouts that ended on it, and its value is within its visits.
+        for (i, node) in mcts.tree.nodes.iter().enumerate() {
+            let below: u32 = mcts.tree.children(i).map(|c| mcts.tree.nodes[c].visits).sum();
+            assert!(below <= node.visits, "node {i}: children {below} > {}", node.visits);
+            assert!((0.0..=f64::from(node.visits)).contains(&node.value), "node {i}");
+        }
+        assert!(game.position().legal_moves().contains(&result.best));
+    }
+}
+
+#[test]
+fn threads_find_and_prove_mates_and_answer_every_limit() {
+    let networks = Networks::random(8);
+    let game = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
+    let mut mcts = Mcts::new(MctsOptions::default(), 1);
+    mcts.set_threads(2);
+    let result = run(&mut mcts, &networks, &game, 100_000);
+    assert_eq!((uci_move(&result.best), result.score), ("d1d8".to_string(), Score::Mate(1)));
+    assert!(result.nodes < 2_000, "{} playouts", result.nodes);
+    let mut clock = Limits { time: [Some(Duration::from_millis(300)); 2], ..Limits::default() };
+    clock.increment = [Duration::from_millis(10); 2];
+    for limits in [Limits::depth(3), Limits::move_time(Duration::from_millis(30)), clock] {
+        for fen in ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "8/8/8/4k3/8/8/8/4K3 w - - 0 1"] {
+            let game = Game::from_uci(Some(fen), &[]).unwrap();
+            let control = Control::new(&limits, game.position().turn(), Duration::ZERO, Default::default());
+            let mut mcts = Mcts::new(MctsOptions::default(), 2);
+            mcts.set_threads(3);
+            let best = mcts.search(&networks, &game, &control, &mut |_| {}).best;
+            assert!(game.position().legal_moves().contains(&best), "{fen} {limits:?}");
+        }
+    }
+}
+
+#[test]
+fn threads_within_a_small_memory_bound_recycle_and_go_on() {
+    let networks = Networks::random(8);
+    let mut mcts = Mcts::new(MctsOptions::default(), 3);
+    mcts.set_threads(2);
+    mcts.set_memory(1);
+    let result = run(&mut mcts, &networks, &Game::default(), 20_000);
+    assert!(result.nodes >= 20_000);
+    assert!(mcts.tree_memory() <= 1 << 20, "{} bytes", mcts.tree_memory());
+}
