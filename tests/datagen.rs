@@ -401,3 +401,53 @@ fn genfens_answers_openbench_as_its_worker_asks() {
     let (_, stderr) = texts(&bad);
     assert!(!bad.status.success() && stderr.contains("unknown argument `depth`"), "{stderr}");
 }
+
+#[test]
+fn siblings_are_groups_of_scored_children_of_one_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    let (ok, _, stderr) = datagen(&data, &["--games", "3", "--validation-fraction", "0.34"]);
+    assert!(ok, "{stderr}");
+    let out = dir.path().join("s");
+    let args = |force: bool| {
+        let mut a = vec!["siblings", "--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        a.extend(["--every", "3", "--min-ply", "0", "--nodes", "50", "--threads", "2", "--children", "3"]);
+        if force {
+            a.push("--force");
+        }
+        a
+    };
+    let run = deepchess(&args(false));
+    assert!(run.status.success(), "{}", texts(&run).1);
+    let parents: Vec<Record> = records(&data);
+    let children = records(&out);
+    let groups = games(&children);
+    assert!(groups.len() >= 5, "{} groups", groups.len());
+    for (number, group) in &groups {
+        assert!((2..=3).contains(&group.len()), "group {number}: {} children", group.len());
+        let first = &group[0];
+        for child in group {
+            assert_eq!((child.ply(), child.result()), (first.ply(), first.result()), "group {number}");
+            assert!(child.eval().is_some(), "group {number}: scored");
+            assert_eq!(child.turn(), first.turn(), "siblings have the same side to move");
+        }
+        // Some parent of the input has each child one move away.
+        let child = first.position().unwrap();
+        assert!(
+            parents.iter().any(|p| p.ply() + 1 == first.ply()
+                && p.position().unwrap().legal_moves().iter().any(|&m| {
+                    let mut after = p.position().unwrap();
+                    after.play_unchecked(m);
+                    after.board() == child.board()
+                })),
+            "group {number}: a child of an input position"
+        );
+    }
+    // The output is not overwritten without --force, and never the input.
+    let again = deepchess(&args(false));
+    assert!(!again.status.success() && texts(&again).1.contains("--force"), "{}", texts(&again).1);
+    assert!(deepchess(&args(true)).status.success());
+    assert_eq!(records(&out), children, "the same siblings again");
+    let into_input = deepchess(&["siblings", "--data", data.to_str().unwrap(), "--out", data.to_str().unwrap()]);
+    assert!(!into_input.status.success() && texts(&into_input).1.contains("is the input"), "{}", texts(&into_input).1);
+}

@@ -34,6 +34,8 @@ enum Command {
     Datagen(commands::datagen::DatagenArgs),
     /// Write a dataset as text, one `FEN | score | result` line per record.
     Export(commands::export::ExportArgs),
+    /// Sibling positions scored by the evaluation search: the student comparator's pairs.
+    Siblings(commands::siblings::SiblingsArgs),
     /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
     /// `info string genfens <FEN>` line each.
     Genfens(commands::genfens::GenfensArgs),
@@ -47,7 +49,7 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_) | Command::Genfens(_)) {
         restore_sigpipe();
     }
-    if matches!(cli.command, Command::Prepare(_) | Command::Train(_) | Command::Export(_)) {
+    if matches!(cli.command, Command::Prepare(_) | Command::Train(_) | Command::Export(_) | Command::Siblings(_)) {
         // Ctrl-C and SIGTERM remove the temporaries of the output being written
         deepchess_core::atomic::install_interrupt_handler();
     }
@@ -63,6 +65,7 @@ fn main() -> std::process::ExitCode {
         Command::Datagen(args) => commands::datagen::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::Genfens(args) => commands::genfens::run(args),
+        Command::Siblings(args) => commands::siblings::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

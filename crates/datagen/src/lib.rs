@@ -7,6 +7,7 @@
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
 //! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
 //! * [`genfens`]: OpenBench's `genfens` workload (the openings of its datagen tests).
+//! * [`siblings`]: sibling positions scored by the search, pairs for the student comparator.
 
 pub mod adjudication;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod pgn_resume;
 pub mod player;
 pub mod rng;
 pub mod run;
+pub mod siblings;
 pub mod summary;
 
 pub use error::DatagenError;

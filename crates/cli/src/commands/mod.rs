@@ -8,6 +8,7 @@ pub mod export;
 pub mod genfens;
 pub mod matches;
 pub mod prepare;
+pub mod siblings;
 pub mod sts;
 pub mod train;
 pub mod uci;
