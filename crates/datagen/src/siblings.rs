@@ -13,6 +13,7 @@ use deepchess_core::dataset::{DatasetWriter, file_name};
 use deepchess_core::{Content, Dataset, GameInfo, Record, Split};
 use deepchess_engine::nn::Networks;
 use deepchess_engine::position_history::Game;
+use deepchess_engine::search::Score;
 use shakmaty::{Chess, Move, Position};
 
 use crate::error::{DatagenError, io_error};
@@ -33,6 +34,10 @@ pub struct SiblingOptions {
     pub nodes: u64,
     /// Seed of the random moves.
     pub seed: u64,
+    /// Write the position at the end of each child's principal variation (the quiet leaf
+    /// whose evaluation the child's score is, as the comparison search compares leaves)
+    /// instead of the child itself.
+    pub pv_leaves: bool,
     /// Worker threads.
     pub threads: usize,
     /// Replace an earlier output.
@@ -132,6 +137,7 @@ fn group(
     for m in chosen_moves(&parent, played, options.children, &mut rng) {
         let mut child = parent.clone();
         child.play_unchecked(m);
+        let child_turn = child.turn();
         if child.legal_moves().is_empty() {
             continue;
         }
@@ -139,8 +145,20 @@ fn group(
         let game = Game::new(child.clone());
         // The player's stop flag is never raised here: every search returns.
         let Some(result) = player.search(&game, options.nodes, options.nodes.saturating_mul(4)) else { continue };
-        let ply = record.ply().saturating_add(1);
-        let scored = PlayedPly { position: child, ply, played: result.best, score: result.score };
+        // Every record of a group carries the children's ply, PV leaves too, so that the
+        // pair sampler (positions of a game at most two plies apart) pairs the whole group.
+        let (mut position, ply) = (child, record.ply().saturating_add(1));
+        if options.pv_leaves {
+            for &m in &result.pv {
+                if !position.is_legal(m) {
+                    break;
+                }
+                position.play_unchecked(m);
+            }
+        }
+        // The score of the child, from the view of the side to move at the written position.
+        let score = if position.turn() == child_turn { result.score } else { flipped(result.score) };
+        let scored = PlayedPly { position, ply, played: result.best, score };
         let info = GameInfo { game: 0, result: record.result() };
         children.push(Record::new(&scored.position, ply, scored.white_eval(), info, None).map_err(|e| bad(&e))?);
     }
@@ -148,6 +166,14 @@ fn group(
         children.clear();
     }
     Ok(children)
+}
+
+/// `score` from the other side's view.
+fn flipped(score: Score) -> Score {
+    match score {
+        Score::Cp(cp) => Score::Cp(-cp),
+        Score::Mate(n) => Score::Mate(-n),
+    }
 }
 
 /// Up to `count` distinct legal moves of `position`: `first` (when legal), then uniformly

@@ -30,6 +30,11 @@ pub struct SiblingsArgs {
     /// Seed of the random moves.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Write the position at the end of each child's principal variation (the quiet leaf
+    /// the child's score evaluates, as the comparison search compares leaves) instead of
+    /// the child.
+    #[arg(long)]
+    pv_leaves: bool,
     /// Worker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -55,6 +60,7 @@ pub fn run(args: SiblingsArgs) -> anyhow::Result<()> {
         min_ply: args.min_ply,
         nodes: args.nodes,
         seed: args.seed,
+        pv_leaves: args.pv_leaves,
         threads: args.threads,
         force: args.force,
     };

@@ -21,6 +21,7 @@ use burn::tensor::Device;
 use deepchess_core::arch::{
     STUDENT_HEAD_STACK, STUDENT_HIDDEN, VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_STACK, VALUE_OUT_STACK,
 };
+use deepchess_core::dataset::file_name;
 use deepchess_core::{Content, Model, ModelKind, Split};
 use serde::{Deserialize, Serialize};
 
@@ -329,17 +330,26 @@ impl Measured<'_> {
         let o = self.options;
         let student = measure(self.params, set, pairs, o)?.accuracy;
         let teacher = self.teacher.map(|t| teacher_accuracy(t, self.device, set, pairs, o.margin)).transpose()?;
-        let (student_result, file, result_pairs) = result_pair_accuracy(self.params, dir, o.validation_pairs)?;
-        let teacher_result = self
-            .teacher
-            .map(|t| comparator::evaluate(t, self.device, &file, &result_pairs).map(|t| t.accuracy()))
-            .transpose()?;
+        // Result pairs need the `positions` dataset of `dir` (`prepare` writes it; a
+        // `siblings` output has none).
+        let positions = dir.join(file_name(Content::Positions, Split::Validation));
+        let (result_pairs, student_result, teacher_result) = if positions.exists() {
+            let (student_result, file, result_pairs) = result_pair_accuracy(self.params, dir, o.validation_pairs)?;
+            let teacher_result = self
+                .teacher
+                .map(|t| comparator::evaluate(t, self.device, &file, &result_pairs).map(|t| t.accuracy()))
+                .transpose()?;
+            (result_pairs.len(), Some(student_result), teacher_result)
+        } else {
+            eprintln!("{}: no positions dataset, so no result pairs measured", dir.display());
+            (0, None, None)
+        };
         let row = serde_json::json!({
             "data": dir.display().to_string(),
             "search_pairs": pairs.len(),
             "student_search_pairs": student,
             "teacher_search_pairs": teacher,
-            "result_pairs": result_pairs.len(),
+            "result_pairs": result_pairs,
             "student_result_pairs": student_result,
             "teacher_result_pairs": teacher_result,
         });
