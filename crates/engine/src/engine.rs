@@ -196,12 +196,11 @@ impl Engine {
         Ok(())
     }
 
-    /// `threads` threads for the evaluation search and MCTS (`Threads`), with their
-    /// histories and playout workers allocated now rather than in the first search.
+    /// `threads` threads for the evaluation search (`Threads`), with their histories
+    /// allocated now rather than in the first search.
     fn set_threads(&mut self, threads: usize) {
         self.settings.threads = threads;
         self.histories.resize_with(threads.max(1), Histories::default);
-        self.mcts.set_threads(threads);
     }
 
     /// Clears the histories unless `game` continues the game of the last evaluation search

@@ -26,12 +26,6 @@
 //! moves: when the new root is a child or grandchild of the old one, its subtree is
 //! reused.
 //!
-//! `Threads N` runs N playouts at once on one tree (`playout`): a thread selects and
-//! expands with the tree locked, counting its visit on the path (a virtual loss that sends
-//! the others elsewhere), evaluates its leaf unlocked and adds the result locked again. The
-//! search goes in rounds of playouts per thread; between rounds one thread alone checks
-//! the limits, reports and recycles memory.
-//!
 //! The tree's memory (nodes and edges) is bounded by the `Hash` option. When a search
 //! reaches the bound it says so once and recycles the least visited nodes: nodes below a
 //! visit threshold lose their subtrees (keeping their own value) until the tree takes at
@@ -46,11 +40,10 @@ mod select;
 mod tests;
 mod tree;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Move, Position};
 
 pub use leaf::{ROLLOUT_MAX_PLIES, ROLLOUT_QUIET_PLIES};
 
@@ -64,8 +57,6 @@ use tree::{Node, Tree};
 const DEFAULT_MEMORY_MB: usize = 16;
 /// Playouts between two checks of whether the best root move is settled.
 const SETTLED_CHECK: u64 = 256;
-/// Playouts per thread in a round of a search with several threads.
-const ROUND: u64 = 128;
 
 /// How a new leaf is evaluated (and, for `Puct`, how children are selected).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -110,7 +101,7 @@ impl Default for MctsOptions {
     }
 }
 
-/// An MCTS player: options, the tree kept between moves and one worker per thread.
+/// An MCTS player: options, the tree kept between moves and the playouts' worker state.
 #[derive(Clone, Debug)]
 pub struct Mcts {
     /// Settings.
@@ -118,10 +109,8 @@ pub struct Mcts {
     tree: Tree,
     /// Bytes the tree may take.
     capacity: usize,
-    /// One per thread (`Threads`), the first the calling thread's.
-    workers: Vec<Worker>,
-    /// Seed of the workers' random generators.
-    seed: u64,
+    /// The playouts' path, keys, leaf evaluation and random generator.
+    worker: Worker,
     /// Deepest node a playout of the current search reached, in plies from the root.
     seldepth: usize,
     /// Whether the tree's root was searched under `searchmoves` (its moves restricted).
@@ -129,25 +118,15 @@ pub struct Mcts {
 }
 
 impl Mcts {
-    /// A one-thread player with a seeded random generator and a tree of at most 16 MB.
+    /// A player with a seeded random generator and a tree of at most 16 MB.
     pub fn new(options: MctsOptions, seed: u64) -> Mcts {
         Mcts {
             options,
             tree: Tree::default(),
             capacity: DEFAULT_MEMORY_MB << 20,
-            workers: vec![Worker::new(seed)],
-            seed,
+            worker: Worker::new(seed),
             seldepth: 0,
             restricted: false,
-        }
-    }
-
-    /// Runs `threads` playouts at once (at least one).
-    pub fn set_threads(&mut self, threads: usize) {
-        let seed = self.seed;
-        self.workers.resize_with(threads.max(1), || Worker::new(seed));
-        for (i, worker) in self.workers.iter_mut().enumerate().skip(1) {
-            *worker = Worker::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         }
     }
 
@@ -225,21 +204,11 @@ impl Mcts {
         let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
-        for worker in &mut self.workers {
-            worker.start(game);
-        }
+        self.worker.start(game);
         let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
         if !self.tree.nodes[0].expanded {
             let moves = root_position.legal_moves();
-            playout::expand(
-                &mut self.tree,
-                &setting,
-                0,
-                &root_position,
-                search_moves,
-                moves,
-                self.workers[0].scratch(),
-            );
+            playout::expand(&mut self.tree, &setting, 0, &root_position, search_moves, moves, self.worker.scratch());
         }
         let mut playouts = 0u64;
         let node_budget = control.nodes();
@@ -276,58 +245,20 @@ impl Mcts {
                     )));
                 }
             }
-            playouts += if self.workers.len() == 1 {
-                playout::playout(&mut self.tree, &setting, &mut self.workers[0], &root_position);
-                1
-            } else {
-                // A round ends within the node budget (past it, within its double: `Both`).
-                let left = node_budget
-                    .map_or(u64::MAX, |n| if playouts < n { n - playouts } else { (2 * n).saturating_sub(playouts) });
-                let per_thread = ROUND.min(left.div_ceil(self.workers.len() as u64)).max(1);
-                self.round(&setting, &root_position, control, per_thread)
-            };
+            playout::playout(&mut self.tree, &setting, &mut self.worker, &root_position);
+            playouts += 1;
             if control.elapsed_ms() >= last_report + 1000 {
                 last_report = control.elapsed_ms();
                 self.report(playouts, control, reporter);
             }
         }
-        self.seldepth = self.workers.iter().map(|w| w.seldepth).max().unwrap_or(0);
+        self.seldepth = self.worker.seldepth;
         let best = self.final_child().map_or_else(|| root_position.legal_moves()[0], |(m, _)| m);
         let lines = self.report(playouts, control, reporter);
         let first = lines.into_iter().next();
         let score = first.as_ref().map_or(Score::Cp(0), |info| info.score);
         let pv = first.map(|info| info.pv).filter(|pv| pv.first() == Some(&best)).unwrap_or_else(|| vec![best]);
         SearchResult { best, score, depth: pv.len() as u32, pv, nodes: playouts }
-    }
-
-    /// Up to `per_thread` playouts on each worker's thread at once, the tree shared behind a
-    /// lock held for selection and backup only; ends early when the search is stopped or
-    /// out of time. Returns the playouts made.
-    fn round(&mut self, setting: &Setting<'_>, root: &Chess, control: &Control, per_thread: u64) -> u64 {
-        let tree = Mutex::new(std::mem::take(&mut self.tree));
-        let lock = || tree.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let made: u64 = std::thread::scope(|scope| {
-            let threads: Vec<_> = self
-                .workers
-                .iter_mut()
-                .map(|worker| {
-                    scope.spawn(|| {
-                        let mut made = 0;
-                        while made < per_thread && !(control.stopped() || control.hard_expired()) {
-                            let mut position = root.clone();
-                            let leaf = playout::descend(&mut lock(), setting, worker, &mut position);
-                            let result = playout::finish(setting, worker, &position, leaf);
-                            playout::backup(&mut lock(), worker, result);
-                            made += 1;
-                        }
-                        made
-                    })
-                })
-                .collect();
-            threads.into_iter().map(|t| t.join().expect("an MCTS thread panicked")).sum()
-        });
-        self.tree = tree.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        made
     }
 
     /// Whether, under a clock, the most visited root move can no longer be overtaken: its

@@ -1,9 +1,9 @@
-//! One playout in two halves around the leaf's evaluation, so that several threads can
-//! share one tree: [`descend`] (selection and expansion, the tree locked) counts the
-//! playout's visit on every node of its path at once, a virtual loss that steers the other
-//! threads elsewhere until [`backup`] (the tree locked again) adds the result; the leaf's
-//! evaluation, most of a playout's time, runs between the two without the lock. With one
-//! thread the search is the same as with the visits counted at the end.
+//! One playout in two halves around the leaf's evaluation: [`descend`] (selection and
+//! expansion) counts the playout's visit on every node of its path on the way down,
+//! [`finish`] evaluates the leaf, [`backup`] adds the result along the path. (Counting the
+//! visits on the way down was made for a shared tree searched by several threads with a
+//! virtual loss; two threads played worse than one, docs/engine.md, and were removed. The
+//! search is the same as with the visits counted at the end.)
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -18,8 +18,8 @@ use super::{LeafEval, MctsOptions};
 use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key_after};
 
-/// What one thread owns: its path, the keys on the way to its node (draw detection), the
-/// leaf evaluation's state and its random generator (rollouts).
+/// The playouts' state: the path, the keys on the way to its node (draw detection), the
+/// leaf evaluation's state and the random generator (rollouts).
 #[derive(Clone, Debug)]
 pub struct Worker {
     /// The current playout's path of nodes from the root.
@@ -81,7 +81,7 @@ pub enum Leaf {
     Evaluate(Option<MoveList>),
 }
 
-/// Runs a whole playout from `root` on a tree the caller owns alone.
+/// Runs a whole playout from `root`.
 pub fn playout(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, root: &Chess) {
     let mut position = root.clone();
     let leaf = descend(tree, setting, worker, &mut position);
