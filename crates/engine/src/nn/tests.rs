@@ -236,6 +236,12 @@ fn incremental_value_equals_from_scratch_along_random_games() {
             value.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
             let fresh = value.accumulator(&features);
+            assert_eq!(acc.perspectives(), fresh.perspectives());
+            // A refresh in the storage of another position's accumulator is the same.
+            let mut reused = value.accumulator(&SparseFeatures::from_position(&positions[0]));
+            value.refresh(&features, &mut reused);
+            assert_eq!(reused.perspectives(), fresh.perspectives());
+            assert_eq!(reused.features(), &features);
             assert_eq!(value.centipawns(&acc), value.centipawns(&fresh));
             assert_eq!(value.logit(&acc), value.evaluate(&features));
             let white_cp = value.evaluate_centipawns(&features);

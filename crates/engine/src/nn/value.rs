@@ -145,7 +145,13 @@ impl ValueNet {
 
     /// An accumulator computed from scratch.
     pub fn accumulator(&self, features: &SparseFeatures) -> Accumulator {
-        let mut values = vec![0; 2 * self.width];
+        let mut accumulator = Accumulator { values: Vec::new(), features: *features };
+        self.refresh(features, &mut accumulator);
+        accumulator
+    }
+
+    /// Makes `accumulator` that of `features`, computed from scratch in its own storage.
+    pub fn refresh(&self, features: &SparseFeatures, accumulator: &mut Accumulator) {
         let mut rows = [[0u16; MAX_ACTIVE]; 2];
         let mut n = 0;
         for &f in pieces(features) {
@@ -153,10 +159,11 @@ impl ValueNet {
             rows[1][n] = perspective_feature(f, Color::Black);
             n += 1;
         }
-        let (white, black) = values.split_at_mut(self.width);
+        accumulator.values.resize(2 * self.width, 0);
+        let (white, black) = accumulator.values.split_at_mut(self.width);
         kernels::update(white, &self.ft_bias, &self.ft_weight, &rows[0][..n], &[]);
         kernels::update(black, &self.ft_bias, &self.ft_weight, &rows[1][..n], &[]);
-        Accumulator { values, features: *features }
+        accumulator.features = *features;
     }
 
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces

@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 use rand::rngs::Xoshiro256PlusPlus;
-use shakmaty::{Chess, Move, MoveList, Position, Role};
+use shakmaty::{Chess, MoveList, Position, Role};
 
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{is_rule_draw, played};
@@ -38,10 +38,9 @@ impl Resolver {
     /// known) after the capture search.
     pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<MoveList>) -> f32 {
         let features = SparseFeatures::from_position(position);
-        let root = networks.value.accumulator(&features);
         match self.stack.first_mut() {
-            Some(slot) => *slot = root,
-            None => self.stack.push(root),
+            Some(slot) => networks.value.refresh(&features, slot),
+            None => self.stack.push(networks.value.accumulator(&features)),
         }
         let logit = self.search(networks, position, 0, MATED, -MATED, moves);
         1.0 / (1.0 + (-logit).exp())
@@ -68,18 +67,13 @@ impl Resolver {
         if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
             return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
         }
-        let legal = legal.unwrap_or_else(|| position.legal_moves());
-        if legal.is_empty() {
+        let mut moves = legal.unwrap_or_else(|| position.legal_moves());
+        if moves.is_empty() {
             return if in_check { MATED } else { 0.0 };
         }
-        let mut moves: Vec<Move> = if in_check {
-            legal.into_iter().collect()
-        } else {
-            legal
-                .into_iter()
-                .filter(|m| (m.is_capture() || m.promotion() == Some(Role::Queen)) && !loses_material(position, m))
-                .collect()
-        };
+        if !in_check {
+            moves.retain(|m| (m.is_capture() || m.promotion() == Some(Role::Queen)) && !loses_material(position, m));
+        }
         moves.sort_by_key(|m| -mvv_lva(m));
         let mut best = stand;
         alpha = alpha.max(stand);
