@@ -99,9 +99,11 @@ def main():
     maximum = sum(t[2] for t in themes.values())
     best = sum(t[3] for t in themes.values())
     depths = [r["depth"] for r in results if r["depth"] is not None]
+    nodes = [r["nodes"] for r in results if r["nodes"] is not None]
     print(f"total: {earned} / {maximum} points, {best} best moves, STS rating "
           f"{round(44.523 * 100 * earned / maximum - 242.85)}, median depth "
-          f"{statistics.median(depths) if depths else '-'}, {time.monotonic() - start:.0f} s")
+          f"{statistics.median(depths) if depths else '-'}, median nodes "
+          f"{statistics.median(nodes) if nodes else '-'}, {time.monotonic() - start:.0f} s")
     if args.json:
         with open(args.json + ".tmp", "w") as out:
             json.dump({"engine": args.engine, "movetime_ms": args.movetime, "options": options,

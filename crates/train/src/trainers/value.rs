@@ -77,7 +77,7 @@ pub struct ValueOptions {
     pub extra_data: Vec<PathBuf>,
     /// Directory holding a trained `value` model the run starts from instead of fresh
     /// weights (a warm start: the next generation fine-tuned from the best net so far);
-    /// its width replaces `--width`.
+    /// its width must be the run's `--width`.
     #[arg(long, value_name = "DIR")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<PathBuf>,
