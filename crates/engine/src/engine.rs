@@ -197,10 +197,11 @@ impl Engine {
     }
 
     /// `threads` threads for the evaluation search (`Threads`), with their histories
-    /// allocated now rather than in the first search.
+    /// allocated now rather than in the first search, and for MCTS (one shared tree).
     fn set_threads(&mut self, threads: usize) {
         self.settings.threads = threads;
         self.histories.resize_with(threads.max(1), Histories::default);
+        self.mcts.set_threads(threads);
     }
 
     /// Clears the histories unless `game` continues the game of the last evaluation search

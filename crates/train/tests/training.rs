@@ -200,6 +200,7 @@ fn move_predictors_beat_chance() {
         positions_per_epoch: None,
         flip: true,
         seed: 1,
+        init: None,
     };
     let zero = movepred::MovepredOptions { hidden: 0, ..options.clone() };
     let err = movepred::train(&args(&data, out.clone()), &zero).unwrap_err().to_string();
@@ -220,6 +221,18 @@ fn move_predictors_beat_chance() {
     assert_eq!(r.nets.len(), 7);
     assert_eq!(r.nets[0].positions, r.joint.positions);
     assert!(r.joint.top[0] <= r.joint.top[1] && r.joint.top[1] <= r.joint.top[2] && r.joint.top[2] > 0.0);
+    // A warm start at a rate too small to move far keeps what the three epochs learned;
+    // predictors of another width are refused by name.
+    let loss = |model: &Model| model.card.metrics["validation"][0]["loss"].as_f64().unwrap();
+    let tiny = |init| movepred::MovepredOptions { epochs: 1, lr: 1e-7, init, ..options.clone() };
+    let warm = movepred::train(&args(&data, dir.path().join("warm")), &tiny(Some(out.clone()))).unwrap();
+    let fresh = movepred::train(&args(&data, dir.path().join("fresh")), &tiny(None)).unwrap();
+    assert!((loss(&warm) - loss(&model)).abs() < 1e-3 * loss(&model), "{} vs {}", loss(&warm), loss(&model));
+    assert!(loss(&warm) < loss(&fresh), "{} vs {}", loss(&warm), loss(&fresh));
+    assert_eq!(warm.card.hyperparameters["init"].as_str(), out.to_str());
+    let wide = movepred::MovepredOptions { hidden: 24, ..tiny(Some(out.clone())) };
+    let err = format!("{:#}", movepred::train(&args(&data, dir.path().join("wide")), &wide).unwrap_err());
+    assert!(err.contains("--init") && err.contains("16 wide") && err.contains("--hidden 24"), "{err}");
 }
 
 #[test]
@@ -325,6 +338,7 @@ fn empty_training_or_validation_splits_are_refused_by_every_trainer() {
         positions_per_epoch: None,
         flip: false,
         seed: 1,
+        init: None,
     };
     let ae = autoencoder::AutoencoderOptions {
         pretrain_epochs: 1,

@@ -229,10 +229,15 @@ const OTHERS: &[UciOption] = &[
     button("Clear Hash", "empties the transposition tables (keeping their memory) and drops the MCTS tree", |e, ()| {
         e.clear_hash()
     }),
-    spin("Threads", (1, 1, 256), "threads of the evaluation search (Lazy SMP)", |e, threads| {
-        e.set_threads(threads as usize);
-        Ok(())
-    }),
+    spin(
+        "Threads",
+        (1, 1, 256),
+        "threads of the evaluation search (Lazy SMP) and of MCTS (one shared tree)",
+        |e, threads| {
+            e.set_threads(threads as usize);
+            Ok(())
+        },
+    ),
     text(
         "Models",
         "<embedded>",

@@ -3,7 +3,7 @@
 //! ReLU, softmax, cross-entropy, Adam. Each net trains on its own shuffled stream of the
 //! `moves` dataset (the square nets on the moves of their piece type only).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use deepchess_core::arch::{MOVEPRED_PIECE_LAYERS, MOVEPRED_SQUARE_LAYERS, MOVEPRED_SQUARE_STACKS};
@@ -54,6 +54,12 @@ pub struct MovepredOptions {
     /// Seed of initialisation and shuffling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Directory holding trained move predictors the run starts from instead of fresh
+    /// weights (a warm start: the committed predictors fine-tuned on self-play moves);
+    /// their hidden width must be the run's `--hidden`.
+    #[arg(long, value_name = "DIR")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<PathBuf>,
 }
 
 impl MovepredOptions {
@@ -261,7 +267,24 @@ impl Trainer for MovepredTrainer {
         Ok(serde_json::to_value(&self.options)?)
     }
 
+    fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        self.options.init.iter().map(|d| ("--init", d.clone())).collect()
+    }
+
     fn init(&self) -> anyhow::Result<Params> {
+        if let Some(dir) = &self.options.init {
+            let model =
+                Model::load(dir, ModelKind::Movepred).map_err(|e| anyhow::anyhow!("--init {}: {e}", dir.display()))?;
+            let params = Params::from_model(&model);
+            let hidden = params.stack("piece").layers[1];
+            anyhow::ensure!(
+                hidden == self.options.hidden,
+                "--init {}: the move predictors there are {hidden} wide, the run asks --hidden {}",
+                dir.display(),
+                self.options.hidden
+            );
+            return Ok(params);
+        }
         let stacks: Vec<StackSpec> = stack_names()
             .iter()
             .enumerate()

@@ -31,11 +31,13 @@
 //! visit threshold lose their subtrees (keeping their own value) until the tree takes at
 //! most half its bound.
 
+mod choice;
 mod leaf;
 mod params;
 mod playout;
 mod priors;
 mod select;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -43,7 +45,7 @@ mod tree;
 use std::time::Duration;
 
 use deepchess_core::arch::VALUE_CP_PER_LOGIT;
-use shakmaty::{Move, Position};
+use shakmaty::{Chess, Move, Position};
 
 pub use leaf::{ROLLOUT_MAX_PLIES, ROLLOUT_QUIET_PLIES};
 
@@ -51,6 +53,7 @@ use super::{Control, Info, Report, Reporter, Score, SearchResult};
 use crate::nn::Networks;
 use crate::position_history::{Game, key};
 use playout::{Setting, Worker};
+use shared::Shared;
 use tree::{Node, Tree};
 
 /// Memory of a new player's tree in MB (the `Hash` option's default).
@@ -109,8 +112,12 @@ pub struct Mcts {
     tree: Tree,
     /// Bytes the tree may take.
     capacity: usize,
-    /// The playouts' path, keys, leaf evaluation and random generator.
+    /// The main thread's playouts' path, keys, leaf evaluation and random generator.
     worker: Worker,
+    /// The helper threads' (`Threads` − 1).
+    helpers: Vec<Worker>,
+    /// The main worker's seed.
+    seed: u64,
     /// Deepest node a playout of the current search reached, in plies from the root.
     seldepth: usize,
     /// Whether the tree's root was searched under `searchmoves` (its moves restricted).
@@ -125,6 +132,8 @@ impl Mcts {
             tree: Tree::default(),
             capacity: DEFAULT_MEMORY_MB << 20,
             worker: Worker::new(seed),
+            helpers: Vec::new(),
+            seed,
             seldepth: 0,
             restricted: false,
         }
@@ -150,9 +159,20 @@ impl Mcts {
         self.tree.memory()
     }
 
-    /// How full the tree is, in permille of its bound (UCI's `hashfull`).
-    fn hashfull(&self) -> u32 {
-        (self.tree.memory().saturating_mul(1000) / self.capacity.max(1)).min(1000) as u32
+    /// Sets the number of threads searching the tree (`Threads`); the helpers' workers
+    /// draw from seeds after the main one's.
+    pub fn set_threads(&mut self, threads: usize) {
+        let seed = self.seed;
+        let count = threads.max(1) - 1;
+        self.helpers.truncate(count);
+        while self.helpers.len() < count {
+            self.helpers.push(Worker::new(seed + 1 + self.helpers.len() as u64));
+        }
+    }
+
+    /// How full `tree` is, in permille of the bound (UCI's `hashfull`).
+    fn hashfull(&self, tree: &Tree) -> u32 {
+        (tree.memory().saturating_mul(1000) / self.capacity.max(1)).min(1000) as u32
     }
 
     /// Keeps the subtree of the node for `root_key` within two plies of the old root, or
@@ -178,22 +198,8 @@ impl Mcts {
         (root.terminal, root.proof) = (None, 0);
     }
 
-    /// Cuts back the subtrees of the least visited nodes until the tree takes at most
-    /// half its bound; false when even that cannot free enough.
-    fn recycle(&mut self) -> bool {
-        let mut threshold = 2;
-        while threshold <= self.tree.nodes[0].visits / 2 {
-            let tree = self.tree.compact(0, |n| n.visits >= threshold);
-            if tree.memory() <= self.capacity / 2 {
-                self.tree = tree;
-                return true;
-            }
-            threshold *= 2;
-        }
-        false
-    }
-
-    /// Searches `game` (which must have a legal move) until the control says stop.
+    /// Searches `game` (which must have a legal move) until the control says stop, with
+    /// the helper threads (`Threads` − 1) on the same tree.
     pub fn search(
         &mut self,
         networks: &Networks,
@@ -207,99 +213,89 @@ impl Mcts {
         self.worker.start(game);
         let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
         if !self.tree.nodes[0].expanded {
-            let moves = root_position.legal_moves();
-            playout::expand(&mut self.tree, &setting, 0, &root_position, search_moves, moves, self.worker.scratch());
+            playout::expand_root(&mut self.tree, &setting, &root_position, self.worker.scratch());
         }
-        let mut playouts = 0u64;
-        let node_budget = control.nodes();
-        let (mut last_report, mut next_settled_check) = (0, SETTLED_CHECK);
-        let (mut said_full, mut frozen) = (false, false);
-        loop {
-            if playouts > 0 {
-                let settled = playouts >= next_settled_check && {
-                    next_settled_check = playouts + SETTLED_CHECK;
-                    self.settled(playouts, control)
-                };
-                let budget_spent = control.soft_expired()
-                    || settled
-                    || node_budget.is_some_and(|n| playouts >= n)
-                    || self.tree.nodes[0].proof != 0
-                    || control.depth.is_some_and(|d| frozen || self.depth_reached(d));
-                let hard =
-                    control.stopped() || control.hard_expired() || node_budget.is_some_and(|n| playouts >= 2 * n);
-                let extend = self.options.select == FinalMove::Both && self.disagree();
-                if hard || (budget_spent && !extend) {
-                    break;
-                }
+        let shared = Shared::new(std::mem::take(&mut self.tree), control.nodes());
+        let mut helpers = std::mem::take(&mut self.helpers);
+        std::thread::scope(|scope| {
+            for helper in &mut helpers {
+                helper.start(game);
+                let (shared, setting, root) = (&shared, &setting, &root_position);
+                scope.spawn(move || shared.help(setting, helper, root));
             }
-            if !frozen && self.tree.memory() + self.capacity / 64 > self.capacity {
-                frozen = !self.recycle();
-                if !said_full {
-                    said_full = true;
-                    let what =
-                        if frozen { "searching on without growing it" } else { "recycling its least visited nodes" };
-                    reporter(&Report::String(format!(
-                        "MCTS tree full ({} nodes, {} MB, the Hash option): {what}",
-                        self.tree.nodes.len(),
-                        self.capacity >> 20
-                    )));
-                }
-            }
-            playout::playout(&mut self.tree, &setting, &mut self.worker, &root_position);
-            playouts += 1;
-            if control.elapsed_ms() >= last_report + 1000 {
-                last_report = control.elapsed_ms();
-                self.report(playouts, control, reporter);
-            }
-        }
-        self.seldepth = self.worker.seldepth;
-        let best = self.final_child().map_or_else(|| root_position.legal_moves()[0], |(m, _)| m);
-        let lines = self.report(playouts, control, reporter);
+            self.run(&shared, &setting, &root_position, control, reporter);
+            shared.stop();
+        });
+        self.helpers = helpers;
+        let playouts;
+        (self.tree, playouts, self.seldepth) = shared.into_parts();
+        let best =
+            self.tree.final_child(self.options.select).map_or_else(|| root_position.legal_moves()[0], |(m, _)| m);
+        let lines = self.report(&self.tree, playouts, control, reporter);
         let first = lines.into_iter().next();
         let score = first.as_ref().map_or(Score::Cp(0), |info| info.score);
         let pv = first.map(|info| info.pv).filter(|pv| pv.first() == Some(&best)).unwrap_or_else(|| vec![best]);
         SearchResult { best, score, depth: pv.len() as u32, pv, nodes: playouts }
     }
 
-    /// Whether, under a clock, the most visited root move can no longer be overtaken: its
-    /// lead in visits over the second exceeds the playouts still to come before the soft
-    /// limit at the rate so far, so the time left is kept for later moves.
-    fn settled(&self, playouts: u64, control: &Control) -> bool {
-        let Some((spent, left)) = control.soft_clock() else { return false };
-        let (mut first, mut second) = (0, 0);
-        for (_, child) in self.tree.child_moves(0) {
-            let visits = self.tree.nodes[child].visits;
-            if visits > first {
-                (first, second) = (visits, first);
-            } else if visits > second {
-                second = visits;
+    /// The main thread's playouts until the budget is spent: it decides when the search
+    /// ends, reports once a second and recycles the tree when it nears its bound.
+    fn run(&mut self, shared: &Shared, setting: &Setting<'_>, root: &Chess, control: &Control, reporter: Reporter<'_>) {
+        let node_budget = control.nodes();
+        let (mut last_report, mut next_settled_check) = (0, SETTLED_CHECK);
+        let (mut said_full, mut frozen) = (false, false);
+        let mut pending = None;
+        loop {
+            let mut state = shared.lock();
+            if let Some(result) = pending.take() {
+                Shared::backup(&mut state, &mut self.worker, result);
             }
+            let (playouts, started) = (state.playouts, state.started());
+            if playouts > 0 {
+                let tree = &state.tree;
+                let settled = playouts >= next_settled_check && {
+                    next_settled_check = playouts + SETTLED_CHECK;
+                    settled(tree, playouts, control)
+                };
+                let budget_spent = control.soft_expired()
+                    || settled
+                    || node_budget.is_some_and(|n| started >= n)
+                    || tree.nodes[0].proof != 0
+                    || control.depth.is_some_and(|d| frozen || tree.depth_reached(d));
+                let hard = control.stopped() || control.hard_expired() || node_budget.is_some_and(|n| started >= 2 * n);
+                let extend = self.options.select == FinalMove::Both && tree.disagree();
+                if hard || (budget_spent && !extend) {
+                    break;
+                }
+            }
+            if !frozen && state.tree.memory() + self.capacity / 64 > self.capacity {
+                state = shared.quiesce(state);
+                frozen = !recycle(&mut state.tree, self.capacity);
+                Shared::resume(&mut state);
+                if !said_full {
+                    said_full = true;
+                    let what =
+                        if frozen { "searching on without growing it" } else { "recycling its least visited nodes" };
+                    reporter(&Report::String(format!(
+                        "MCTS tree full ({} nodes, {} MB, the Hash option): {what}",
+                        state.tree.nodes.len(),
+                        self.capacity >> 20
+                    )));
+                }
+            }
+            if control.elapsed_ms() >= last_report + 1000 {
+                last_report = control.elapsed_ms();
+                self.seldepth = state.seldepth;
+                self.report(&state.tree, playouts, control, reporter);
+            }
+            pending = Some(shared.descend_and_evaluate(state, setting, &mut self.worker, root));
         }
-        lead_holds(first - second, playouts, spent, left)
     }
 
-    /// Whether the principal variation is `depth` plies long or ends where the game is
-    /// decided (a finished game or a proven result), where no playout can lengthen it.
-    fn depth_reached(&self, depth: u32) -> bool {
-        let (mut node, mut plies) = (0, 0);
-        while plies < depth {
-            let n = &self.tree.nodes[node];
-            if n.terminal.is_some() || (n.proof != 0 && node != 0) {
-                return true;
-            }
-            match self.best_child(node) {
-                Some((_, child)) => node = child,
-                None => return false,
-            }
-            plies += 1;
-        }
-        true
-    }
-
-    /// Reports the best lines (`MultiPV`, the final move's first, then by visits) and
-    /// returns them.
-    fn report(&self, playouts: u64, control: &Control, reporter: Reporter<'_>) -> Vec<Info> {
-        let lines = self.lines(playouts, control);
+    /// Reports the best lines of `tree` (`MultiPV`, the final move's first, then by
+    /// visits) and returns them.
+    fn report(&self, tree: &Tree, playouts: u64, control: &Control, reporter: Reporter<'_>) -> Vec<Info> {
+        let lines = self.lines(tree, playouts, control);
         for info in &lines {
             reporter(&Report::Info(info.clone()));
         }
@@ -308,83 +304,52 @@ impl Mcts {
 
     /// The best lines: one per visited root child, up to `MultiPV`, the final move's
     /// first, then by visits.
-    fn lines(&self, playouts: u64, control: &Control) -> Vec<Info> {
-        if self.tree.nodes.is_empty() {
+    fn lines(&self, tree: &Tree, playouts: u64, control: &Control) -> Vec<Info> {
+        if tree.nodes.is_empty() {
             return Vec::new();
         }
-        let first = self.final_child();
-        let mut others: Vec<(Move, usize)> = self
-            .tree
-            .child_moves(0)
-            .filter(|&(m, c)| self.tree.nodes[c].visits > 0 && Some(m) != first.map(|f| f.0))
-            .collect();
-        others.sort_by(|a, b| self.rank(b.1).total_cmp(&self.rank(a.1)));
-        let hashfull = Some(self.hashfull());
+        let first = tree.final_child(self.options.select);
+        let mut others: Vec<(Move, usize)> =
+            tree.child_moves(0).filter(|&(m, c)| tree.nodes[c].visits > 0 && Some(m) != first.map(|f| f.0)).collect();
+        others.sort_by(|a, b| tree.rank(b.1).total_cmp(&tree.rank(a.1)));
+        let hashfull = Some(self.hashfull(tree));
         first
             .into_iter()
             .chain(others)
             .take(control.multipv.max(1))
             .enumerate()
             .map(|(line, (m, child))| {
-                let pv: Vec<Move> = std::iter::once(m).chain(self.line_from(child)).collect();
-                let score = score_of(&self.tree.nodes[child]);
+                let pv: Vec<Move> = std::iter::once(m).chain(tree.line_from(child)).collect();
+                let score = score_of(&tree.nodes[child]);
                 let depth = pv.len() as u32;
                 let info = Info::new(depth, self.seldepth as u32, score, playouts, control.elapsed_ms(), pv);
                 Info { multipv: line as u32 + 1, hashfull, ..info }
             })
             .collect()
     }
+}
 
-    /// The best line below `node`.
-    fn line_from(&self, mut node: usize) -> Vec<Move> {
-        let mut pv = Vec::new();
-        while let Some((m, child)) = self.best_child(node) {
-            pv.push(m);
-            node = child;
+/// Cuts back the subtrees of the least visited nodes until the tree takes at most half
+/// its bound; false when even that cannot free enough.
+fn recycle(tree: &mut Tree, capacity: usize) -> bool {
+    let mut threshold = 2;
+    while threshold <= tree.nodes[0].visits / 2 {
+        let kept = tree.compact(0, |n| n.visits >= threshold);
+        if kept.memory() <= capacity / 2 {
+            *tree = kept;
+            return true;
         }
-        pv
+        threshold *= 2;
     }
+    false
+}
 
-    /// How good a child is to play: a proven win first (the shortest), then by visits and
-    /// mean, a proven loss last (the longest).
-    fn rank(&self, child: usize) -> f64 {
-        let n = &self.tree.nodes[child];
-        match n.proof {
-            p if p > 0 => 1e12 - f64::from(p),
-            p if p < 0 => -1e12 - f64::from(p),
-            _ => f64::from(n.visits) + n.mean() * 0.5,
-        }
-    }
-
-    /// The best visited child of `node` by [`Mcts::rank`], with its move.
-    fn best_child(&self, node: usize) -> Option<(Move, usize)> {
-        self.tree
-            .child_moves(node)
-            .filter(|&(_, c)| self.tree.nodes[c].visits > 0)
-            .max_by(|a, b| self.rank(a.1).total_cmp(&self.rank(b.1)))
-    }
-
-    /// The child of highest mean value (a proven result first).
-    fn by_value(&self) -> Option<(Move, usize)> {
-        let key = |c: usize| {
-            let n = &self.tree.nodes[c];
-            if n.proof != 0 { self.rank(c) } else { n.mean() }
-        };
-        self.tree.child_moves(0).filter(|&(_, c)| self.tree.nodes[c].visits > 0).max_by(|a, b| {
-            key(a.1).total_cmp(&key(b.1)).then(self.tree.nodes[a.1].visits.cmp(&self.tree.nodes[b.1].visits))
-        })
-    }
-
-    fn disagree(&self) -> bool {
-        self.best_child(0).map(|c| c.0) != self.by_value().map(|c| c.0)
-    }
-
-    fn final_child(&self) -> Option<(Move, usize)> {
-        match self.options.select {
-            FinalMove::Value => self.by_value(),
-            FinalMove::Visits | FinalMove::Both => self.best_child(0),
-        }
-    }
+/// Whether, under a clock, the most visited root move can no longer be overtaken: its
+/// lead in visits over the second exceeds the playouts still to come before the soft
+/// limit at the rate so far, so the time left is kept for later moves.
+fn settled(tree: &Tree, playouts: u64, control: &Control) -> bool {
+    let Some((spent, left)) = control.soft_clock() else { return false };
+    lead_holds(tree.root_lead(), playouts, spent, left)
 }
 
 /// A root child's score for the side to move at the root (who moved into it).

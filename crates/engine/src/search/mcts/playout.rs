@@ -1,9 +1,9 @@
 //! One playout in two halves around the leaf's evaluation: [`descend`] (selection and
-//! expansion) counts the playout's visit on every node of its path on the way down,
-//! [`finish`] evaluates the leaf, [`backup`] adds the result along the path. (Counting the
-//! visits on the way down was made for a shared tree searched by several threads with a
-//! virtual loss; two threads played worse than one, docs/engine.md, and were removed. The
-//! search is the same as with the visits counted at the end.)
+//! expansion) counts the playout's visit on every node of its path on the way down (a
+//! virtual loss for the other threads on the tree until the result comes back),
+//! [`finish`] evaluates the leaf, [`backup`] adds the result along the path. Threads
+//! share the tree through [`super::shared`]; one thread searches as with the visits
+//! counted at the end.
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -79,33 +79,112 @@ pub enum Leaf {
     Known(f32),
     /// The path's last position needs the leaf evaluation (its legal moves when known).
     Evaluate(Option<MoveList>),
+    /// The path's last node is new: whether its game is over is found with the leaf
+    /// evaluation (without the tree's lock), and marked in the tree by [`backup`].
+    New,
 }
 
-/// Runs a whole playout from `root`.
-pub fn playout(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, root: &Chess) {
-    let mut position = root.clone();
-    let leaf = descend(tree, setting, worker, &mut position);
-    let result = finish(setting, worker, &position, leaf);
-    backup(tree, worker, result);
+/// How the game ends at a node: the result for the side that moved in, whether by mate,
+/// whether by repetition (history dependent: undone when the tree is reused).
+#[derive(Clone, Copy, Debug)]
+pub struct Ending {
+    result: f32,
+    mate: bool,
+    repetition: bool,
+}
+
+/// What a playout brings back: its result for the side that moved into the leaf and, for
+/// a new leaf whose game is over, how it ended.
+#[derive(Clone, Copy, Debug)]
+pub struct Outcome {
+    result: f32,
+    ending: Option<Ending>,
 }
 
 /// The result of a descent's leaf for the side that moved into it.
-pub fn finish(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, leaf: Leaf) -> f32 {
-    match leaf {
+pub fn finish(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, leaf: Leaf) -> Outcome {
+    let result = match leaf {
         Leaf::Known(result) => result,
         Leaf::Evaluate(moves) => 1.0 - leaf_value(setting, worker, position, moves),
+        Leaf::New => match ending(position, &worker.keys) {
+            Err(ending) => return Outcome { result: ending.result, ending: Some(ending) },
+            Ok(moves) => 1.0 - leaf_value(setting, worker, position, Some(moves)),
+        },
+    };
+    Outcome { result, ending: None }
+}
+
+/// How a descent stops: at its leaf, or at a node that needs work done without the
+/// tree's lock before the descent goes on ([`go_on`] with what [`prepare`] made).
+/// (Consumed at once, as [`Leaf`]: the move list stays inline.)
+#[allow(clippy::large_enum_variant)]
+pub enum Step {
+    /// The leaf is reached.
+    Leaf(Leaf),
+    /// The path's last node needs work.
+    Need(Need),
+}
+
+/// Work a node needs before the descent goes on through it.
+pub enum Need {
+    /// Its edges (it is to be expanded).
+    Edges,
+    /// The move predictors' priors of these moves (it has the visits for them).
+    Priors(Vec<Move>),
+}
+
+/// Work for the path's last node done without the tree's lock. (Consumed at once.)
+#[allow(clippy::large_enum_variant)]
+pub enum Prepared {
+    /// Its edges: legal moves and cheap priors, or how its game ended.
+    Edges(Result<(MoveList, Vec<f32>), Ending>),
+    /// The move predictors' priors of its edges.
+    Priors(Vec<f32>),
+}
+
+/// Starts a descent from the root: the path holds the root alone.
+pub fn descend(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, position: &mut Chess) -> Step {
+    worker.path.clear();
+    worker.path.push(0);
+    worker.keys.push(tree.nodes[0].key);
+    go_on(tree, setting, worker, position, None)
+}
+
+/// Does what the path's last node needs (`position`), without the tree's lock.
+pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position: &Chess) -> Prepared {
+    match need {
+        Need::Edges => Prepared::Edges(ending(position, &worker.keys).map(|moves| {
+            let priors = match setting.options.leaf {
+                LeafEval::Puct => priors::heuristic(position, &moves),
+                _ => vec![0.0; moves.len()],
+            };
+            (moves, priors)
+        })),
+        Need::Priors(moves) => Prepared::Priors(priors::priors(
+            setting.networks,
+            position,
+            &moves,
+            worker.path.len() == 1,
+            &mut worker.scratch,
+        )),
     }
 }
 
-/// Selects and expands from the root down to a leaf, leaving `position` at it and the
-/// path in the worker; every node of the path gets the playout's visit.
-pub fn descend(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, position: &mut Chess) -> Leaf {
+/// Selects and expands from the path's last node (`position`) down to a leaf, leaving
+/// `position` at it and the path in the worker; every node of the path gets the playout's
+/// visit. Stops early ([`Step::Need`]) where a node needs work that is
+/// done without the tree's lock, then goes on with it (`prepared`), unless another thread
+/// did it meanwhile.
+pub fn go_on(
+    tree: &mut Tree,
+    setting: &Setting<'_>,
+    worker: &mut Worker,
+    position: &mut Chess,
+    mut prepared: Option<Prepared>,
+) -> Step {
     let path = &mut worker.path;
-    path.clear();
-    path.push(0);
-    worker.keys.push(tree.nodes[0].key);
     let puct = setting.options.leaf == LeafEval::Puct;
-    let mut node = 0;
+    let mut node = *path.last().expect("a path holds the root");
     let leaf = loop {
         let n = &tree.nodes[node];
         if n.proof != 0 {
@@ -115,24 +194,29 @@ pub fn descend(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, posi
             break Leaf::Known(result);
         }
         if !n.expanded {
-            let first_visit = n.visits == 0;
-            let moves = if node == 0 {
-                position.legal_moves()
-            } else {
-                match game_over(tree, node, position, &worker.keys) {
-                    Err(result) => break Leaf::Known(result),
-                    Ok(moves) if first_visit => break Leaf::Evaluate(Some(moves)),
-                    Ok(moves) => moves,
+            if n.visits == 0 {
+                break Leaf::New;
+            }
+            match prepared.take() {
+                Some(Prepared::Edges(Err(ending))) => {
+                    mark(tree, node, ending);
+                    break Leaf::Known(ending.result);
                 }
-            };
-            let only = if node == 0 { setting.search_moves } else { &[] };
-            if !expand(tree, setting, node, position, only, moves.clone(), &mut worker.scratch) {
-                break Leaf::Evaluate(Some(moves));
+                Some(Prepared::Edges(Ok((moves, priors)))) => {
+                    if !install_edges(tree, setting, node, moves.clone(), priors, false) {
+                        break Leaf::Evaluate(Some(moves));
+                    }
+                }
+                _ => return Step::Need(Need::Edges),
             }
         }
         if puct && !tree.nodes[node].predicted && tree.nodes[node].visits >= PRIOR_VISITS {
-            predict(tree, setting.networks, node, position, &mut worker.scratch);
+            match prepared.take() {
+                Some(Prepared::Priors(priors)) => install_priors(tree, node, &priors),
+                _ => return Step::Need(Need::Priors(tree.edges(node).iter().map(|e| e.mv).collect())),
+            }
         }
+        prepared = None;
         let edge = select(tree, node, node == 0, puct, f64::from(setting.options.c));
         let Edge { mv, child, .. } = tree.edges[edge];
         let child = if child == NONE {
@@ -154,19 +238,22 @@ pub fn descend(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, posi
     };
     tree.nodes[node].visits += 1;
     worker.seldepth = worker.seldepth.max(path.len() - 1);
-    leaf
+    Step::Leaf(leaf)
 }
 
 /// Adds the playout's result along its path (its visits were counted on the way down),
 /// proves what the leaf's proof decides, and leaves the worker's keys at the game's.
-pub fn backup(tree: &mut Tree, worker: &mut Worker, result: f32) {
+pub fn backup(tree: &mut Tree, worker: &mut Worker, outcome: Outcome) {
     let path = &worker.path;
-    let mut value = f64::from(result);
+    let leaf = *path.last().expect("a path holds the root");
+    if let Some(ending) = outcome.ending {
+        mark(tree, leaf, ending);
+    }
+    let mut value = f64::from(outcome.result);
     for &node in path.iter().rev() {
         tree.nodes[node].value += value;
         value = 1.0 - value;
     }
-    let leaf = *path.last().expect("a path holds the root");
     if tree.nodes[leaf].proof != 0 {
         for &node in path.iter().rev().skip(1) {
             if !tree.prove(node) {
@@ -179,28 +266,30 @@ pub fn backup(tree: &mut Tree, worker: &mut Worker, result: f32) {
     }
 }
 
-/// Marks a node whose game is over (mate, stalemate, a draw by rule or repetition) and
-/// returns its result for the side that moved in as the error; else its legal moves.
-fn game_over(tree: &mut Tree, node: usize, position: &Chess, keys: &KeyStack) -> Result<MoveList, f32> {
-    let n = &mut tree.nodes[node];
+/// How the game ends in `position` (mate, stalemate, a draw by rule or repetition) as
+/// the error; else its legal moves.
+fn ending(position: &Chess, keys: &KeyStack) -> Result<MoveList, Ending> {
     let moves = position.legal_moves();
-    let result = if moves.is_empty() {
-        if position.is_check() {
-            n.proof = 1;
-            1.0
-        } else {
-            0.5
-        }
+    let (result, mate, repetition) = if moves.is_empty() {
+        if position.is_check() { (1.0, true, false) } else { (0.5, false, false) }
     } else if is_rule_draw(position) {
-        0.5
+        (0.5, false, false)
     } else if keys.is_repetition(position.halfmoves()) {
-        n.repetition = true;
-        0.5
+        (0.5, false, true)
     } else {
         return Ok(moves);
     };
-    n.terminal = Some(result);
-    Err(result)
+    Err(Ending { result, mate, repetition })
+}
+
+/// Marks `node` as a finished game.
+fn mark(tree: &mut Tree, node: usize, ending: Ending) {
+    let n = &mut tree.nodes[node];
+    n.terminal = Some(ending.result);
+    n.repetition = ending.repetition;
+    if ending.mate {
+        n.proof = 1;
+    }
 }
 
 /// The leaf's value for the side to move (`moves`: its legal moves, when known).
@@ -214,41 +303,47 @@ fn leaf_value(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, move
     }
 }
 
-/// Gives a node its edges (with priors under PUCT: the predictors' at the root, cheap ones
-/// elsewhere); false (the node left unexpanded) when they do not fit within the memory
-/// bound.
-pub fn expand(
+/// Gives the root its edges: its legal moves (those of `searchmoves` when given) with
+/// the move predictors' priors under PUCT.
+pub fn expand_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, scratch: &mut Scratch) {
+    let mut moves = position.legal_moves();
+    if !setting.search_moves.is_empty() {
+        moves.retain(|m| setting.search_moves.contains(m));
+    }
+    let priors = match setting.options.leaf {
+        LeafEval::Puct => priors::priors(setting.networks, position, &moves, true, scratch),
+        _ => vec![0.0; moves.len()],
+    };
+    install_edges(tree, setting, 0, moves, priors, true);
+}
+
+/// Gives `node` its edges with their priors (`predicted`: the move predictors'); false
+/// (the node left unexpanded) when they do not fit within the memory bound (the root's
+/// always do).
+fn install_edges(
     tree: &mut Tree,
     setting: &Setting<'_>,
     node: usize,
-    position: &Chess,
-    only: &[Move],
-    mut moves: MoveList,
-    scratch: &mut Scratch,
+    moves: MoveList,
+    priors: Vec<f32>,
+    predicted: bool,
 ) -> bool {
-    if !only.is_empty() {
-        moves.retain(|m| only.contains(m));
-    }
     if tree.memory() + moves.len() * EDGE_BYTES > setting.capacity && node != 0 {
         return false;
     }
-    let predicted = node == 0;
-    let priors = match setting.options.leaf {
-        LeafEval::Puct if predicted => priors::priors(setting.networks, position, &moves, true, scratch),
-        LeafEval::Puct => priors::heuristic(position, &moves),
-        _ => vec![0.0; moves.len()],
-    };
     tree.expand(node, moves.into_iter().zip(priors).map(|(mv, prior)| Edge { mv, prior, child: NONE }));
     tree.nodes[node].predicted = predicted;
     true
 }
 
-/// Replaces a node's cheap priors by the move predictors' once it has the visits.
-fn predict(tree: &mut Tree, networks: &Networks, node: usize, position: &Chess, scratch: &mut Scratch) {
-    let moves: Vec<Move> = tree.edges(node).iter().map(|e| e.mv).collect();
-    let priors = priors::priors(networks, position, &moves, node == 0, scratch);
+/// Gives `node` the move predictors' priors [`prepare`] made for its edges, unless
+/// another thread already did.
+fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
+    if tree.nodes[node].predicted {
+        return;
+    }
     let first = tree.nodes[node].first as usize;
-    for (edge, prior) in tree.edges[first..first + moves.len()].iter_mut().zip(priors) {
+    for (edge, &prior) in tree.edges[first..first + priors.len()].iter_mut().zip(priors) {
         edge.prior = prior;
     }
     tree.nodes[node].predicted = true;

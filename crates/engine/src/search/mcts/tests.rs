@@ -58,9 +58,9 @@ fn a_proven_mate_is_played_at_once_with_its_distance() {
     }));
 }
 
-/// Runs a search on its own thread and fails when it does not answer within 20 s (it is
-/// then stopped).
-fn answers(options: MctsOptions, fen: &str, limits: Limits) -> SearchResult {
+/// Runs a search with `threads` threads on the tree, on its own thread, and fails when it
+/// does not answer within 20 s (it is then stopped).
+fn answers_with_threads(options: MctsOptions, threads: usize, fen: &str, limits: Limits) -> SearchResult {
     let networks = Networks::random(8);
     let game = Game::from_uci(Some(fen), &[]).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -68,7 +68,9 @@ fn answers(options: MctsOptions, fen: &str, limits: Limits) -> SearchResult {
     let (send, receive) = channel();
     let searched = game.clone();
     std::thread::spawn(move || {
-        let result = Mcts::new(options, 3).search(&networks, &searched, &control, &mut |_| {});
+        let mut mcts = Mcts::new(options, 3);
+        mcts.set_threads(threads);
+        let result = mcts.search(&networks, &searched, &control, &mut |_| {});
         let _ = send.send(result);
     });
     let result = receive.recv_timeout(Duration::from_secs(20));
@@ -93,7 +95,14 @@ fn go_depth_answers_when_the_principal_variation_ends_in_a_finished_game() {
     for leaf in ALL_LEAVES {
         for fen in positions {
             for depth in [1, 5, 30] {
-                answers(MctsOptions { leaf, ..MctsOptions::default() }, fen, Limits::depth(depth));
+                for threads in [1, 2] {
+                    answers_with_threads(
+                        MctsOptions { leaf, ..MctsOptions::default() },
+                        threads,
+                        fen,
+                        Limits::depth(depth),
+                    );
+                }
             }
         }
     }
@@ -111,9 +120,36 @@ fn every_kind_of_limit_is_answered_with_a_legal_move() {
     ];
     for fen in ["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "k7/8/8/8/8/8/1q6/K7 w - - 0 1"] {
         for limits in &limits {
-            answers(MctsOptions::default(), fen, limits.clone());
+            for threads in [1, 3] {
+                answers_with_threads(MctsOptions::default(), threads, fen, limits.clone());
+            }
         }
     }
+}
+
+#[test]
+fn threads_share_one_tree_that_holds_every_playout_and_stays_within_its_memory() {
+    let networks = Networks::random(8);
+    let game = Game::default();
+    let mut mcts = Mcts::new(MctsOptions::default(), 3);
+    mcts.set_threads(3);
+    mcts.set_memory(1);
+    let budget = 20_000;
+    let result = run(&mut mcts, &networks, &game, budget);
+    assert_eq!(result.nodes, budget, "no thread starts a playout past the budget");
+    assert_eq!(u64::from(mcts.tree.nodes[0].visits), result.nodes, "every thread's playouts went through the root");
+    let below: u32 = mcts.tree.children(0).map(|c| mcts.tree.nodes[c].visits).sum();
+    assert_eq!(u64::from(below), result.nodes, "and through one root move each");
+    assert!(mcts.tree_memory() <= 1 << 20, "{} bytes", mcts.tree_memory());
+    // A mate in one is found and proven with several threads too.
+    let mate = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
+    let result = run(&mut mcts, &networks, &mate, 100_000);
+    assert_eq!((uci_move(&result.best), result.score), ("d1d8".to_string(), Score::Mate(1)));
+    // Back to one thread: the search is deterministic again.
+    mcts.set_threads(1);
+    let one = run(&mut mcts, &networks, &game, 2000);
+    let again = run(&mut Mcts::new(MctsOptions::default(), 3), &networks, &game, 2000);
+    assert_eq!((one.best, one.pv), (again.best, again.pv));
 }
 
 #[test]
