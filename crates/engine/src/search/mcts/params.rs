@@ -14,4 +14,4 @@ pub const TREE_TEMPERATURE: f32 = 1.3;
 pub const RESOLVE_PLIES: usize = 6;
 /// Visits from which a node's priors come from the move predictors (before that, cheap
 /// priors from the captures; the root always has the predictors').
-pub const PRIOR_VISITS: u32 = 8;
+pub const PRIOR_VISITS: u32 = 4;
