@@ -248,7 +248,7 @@ impl Mcts {
         loop {
             let mut state = shared.lock();
             if let Some(result) = pending.take() {
-                Shared::backup(&mut state, &mut self.worker, result);
+                state.backup(&mut self.worker, result);
             }
             let (playouts, started) = (state.playouts, state.started());
             if playouts > 0 {
@@ -271,7 +271,7 @@ impl Mcts {
             if !frozen && state.tree.memory() + self.capacity / 64 > self.capacity {
                 state = shared.quiesce(state);
                 frozen = !recycle(&mut state.tree, self.capacity);
-                Shared::resume(&mut state);
+                state.resume();
                 if !said_full {
                     said_full = true;
                     let what =

@@ -1,18 +1,22 @@
 //! The tree shared by the search's threads (`Threads`): each thread runs whole playouts,
 //! selecting and expanding with the tree locked (the playout's visit counted on its path
 //! on the way down, a virtual loss that sends the other threads elsewhere until the
-//! result comes back), evaluating its leaf unlocked (most of a playout's time), then
-//! adding the result and descending for the next playout under one lock. Helper threads run from the search's start to its end; the
+//! result comes back), doing the costly work unlocked (the leaf's evaluation, a node's
+//! expansion, its predictor priors), then adding the result and descending for the next
+//! playout under one lock. Helper threads run from the search's start to its end; the
 //! main thread alone decides when to stop, reports and recycles the tree's memory, which
 //! it does only while no playout is in flight (compaction renumbers the nodes).
 
-use spin::mutex::{SpinMutex, SpinMutexGuard};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-type Mutex<T> = SpinMutex<T, spin::relax::Yield>;
-type MutexGuard<'a, T> = SpinMutexGuard<'a, T, spin::relax::Yield>;
-
 use shakmaty::Chess;
+use spin::mutex::{SpinMutex, SpinMutexGuard};
+
+/// The tree's lock: held for a few microseconds at a time, so waiting spins (yielding
+/// the core between tries) rather than sleeping.
+type Mutex<T> = SpinMutex<T, spin::relax::Yield>;
+/// The tree locked.
+type MutexGuard<'a, T> = SpinMutexGuard<'a, T, spin::relax::Yield>;
 
 use super::playout::{Outcome, Setting, Step, Worker, backup, descend, finish, go_on, prepare};
 use super::tree::Tree;
@@ -44,6 +48,19 @@ impl State {
     pub fn started(&self) -> u64 {
         self.playouts + self.in_flight as u64
     }
+
+    /// Lets helpers paused by [`Shared::quiesce`] go on.
+    pub fn resume(&mut self) {
+        self.pause = false;
+    }
+
+    /// Adds the result of `worker`'s playout in flight to the tree.
+    pub fn backup(&mut self, worker: &mut Worker, outcome: Outcome) {
+        backup(&mut self.tree, worker, outcome);
+        self.in_flight -= 1;
+        self.playouts += 1;
+        self.seldepth = self.seldepth.max(worker.seldepth);
+    }
 }
 
 impl Shared {
@@ -54,8 +71,7 @@ impl Shared {
         Shared { state: Mutex::new(state), stop: AtomicBool::new(false), node_budget }
     }
 
-    /// The state, locked. (A thread that panicked holding the lock cannot have left the
-    /// tree half-changed in a way the search depends on: the lock is taken regardless.)
+    /// The state, locked.
     pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock()
     }
@@ -72,7 +88,7 @@ impl Shared {
     }
 
     /// Pauses the helpers and waits until no playout is in flight, so that the tree's
-    /// nodes can be renumbered; [`Shared::resume`] lets them go on.
+    /// nodes can be renumbered; [`State::resume`] lets them go on.
     pub fn quiesce<'a>(&'a self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         state.pause = true;
         while state.in_flight > 0 {
@@ -83,21 +99,8 @@ impl Shared {
         state
     }
 
-    /// Lets paused helpers go on.
-    pub fn resume(state: &mut State) {
-        state.pause = false;
-    }
-
-    /// Adds the result of `worker`'s playout in flight to the tree (locked by the caller).
-    pub fn backup(state: &mut State, worker: &mut Worker, outcome: Outcome) {
-        backup(&mut state.tree, worker, outcome);
-        state.in_flight -= 1;
-        state.playouts += 1;
-        state.seldepth = state.seldepth.max(worker.seldepth);
-    }
-
     /// Starts a playout from `root`: its descent under `state` (locked by the caller),
-    /// then its leaf evaluated unlocked; returns the result for [`Shared::backup`].
+    /// then its leaf evaluated unlocked; returns the result for [`State::backup`].
     pub fn descend_and_evaluate<'a>(
         &'a self,
         mut state: MutexGuard<'a, State>,
@@ -131,7 +134,7 @@ impl Shared {
         loop {
             let mut state = self.lock();
             if let Some(result) = pending.take() {
-                Shared::backup(&mut state, worker, result);
+                state.backup(worker, result);
             }
             if self.stop.load(Ordering::Relaxed) {
                 return;
