@@ -30,7 +30,12 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
                 // UCB1 tries every move once first.
                 return first + i;
             }
-            (fpu, 0.0)
+            // Unvisited: `fpu + explore·P/(1 + 0)` without the division.
+            let score = fpu + explore * f64::from(edge.prior);
+            if score > best_score {
+                (best, best_score) = (i, score);
+            }
+            continue;
         } else {
             let child = &tree.nodes[edge.child as usize];
             if child.proof > 0 {
