@@ -25,17 +25,13 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
     };
     let (mut best, mut best_score) = (0, f64::NEG_INFINITY);
     for (i, edge) in edges.iter().enumerate() {
-        let (q, visits) = if edge.child == NONE {
+        let score = if edge.child == NONE {
             if !puct {
                 // UCB1 tries every move once first.
                 return first + i;
             }
             // Unvisited: `fpu + explore·P/(1 + 0)` without the division.
-            let score = fpu + explore * f64::from(edge.prior);
-            if score > best_score {
-                (best, best_score) = (i, score);
-            }
-            continue;
+            fpu + explore * f64::from(edge.prior)
         } else {
             let child = &tree.nodes[edge.child as usize];
             if child.proof > 0 {
@@ -44,12 +40,12 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
             let q = if child.visits == 0 { fpu } else { child.mean() };
             // Lost children only when nothing else is left.
             let q = if child.proof < 0 { q - 1e6 } else { q };
-            (q, f64::from(child.visits))
-        };
-        let score = if puct {
-            q + explore * f64::from(edge.prior) / (1.0 + visits)
-        } else {
-            q + explore / visits.max(1.0).sqrt()
+            let visits = f64::from(child.visits);
+            if puct {
+                q + explore * f64::from(edge.prior) / (1.0 + visits)
+            } else {
+                q + explore / visits.max(1.0).sqrt()
+            }
         };
         if score > best_score {
             (best, best_score) = (i, score);
