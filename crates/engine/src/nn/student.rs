@@ -11,18 +11,21 @@
 //!
 //! A position's projections `F x` and `S x` are computed once ([`StudentCode`]): the
 //! accumulators are the evaluation net's int16 ones, updated per move; their SCReLU goes
-//! through the head's first layer with the f32 sparse kernel ([`kernels::dense_forward`],
-//! run-time AVX-512/AVX2 dispatch with the portable fallback), which skips the zeros. A
-//! comparison then adds two projections per hidden unit and runs the H-wide last layer.
-//! The trainer keeps the feature transformer on the engine's 1/255 grid, so the engine's
-//! codes are the float student's.
+//! through the head's first layer on 8-bit integers ([`projection`]: `u8` inputs, `i8`
+//! weights, AVX-512 VNNI where the CPU has it, with the portable fallback), the side to
+//! move's row folded into the biases. A comparison then adds two projections per hidden
+//! unit and runs the H-wide last layer in f32. The trainer keeps the feature transformer on
+//! the engine's 1/255 grid, so the engine's codes are the float student's up to the
+//! rounding of the head's first layer to 8 bits.
 
-use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_QUANT, student_code_width};
+use deepchess_core::arch::{STUDENT_HEAD_STACK, student_code_width};
 use deepchess_core::{Model, SparseFeatures};
 
-use super::kernels;
 use super::value::black_to_move;
 use super::{Accumulator, NetworkError, ValueNet};
+use projection::Projection;
+
+mod projection;
 
 /// Most hidden units of a student head the engine loads.
 pub const STUDENT_MAX_HIDDEN: usize = 64;
@@ -32,11 +35,12 @@ pub const STUDENT_MAX_HIDDEN: usize = 64;
 pub struct Student {
     value: ValueNet,
     hidden: usize,
-    /// `[C][2H]`: row `i` holds input `i`'s weights into the first part's hidden units,
-    /// then into the second part's.
-    weight: Vec<f32>,
-    /// `[2H]`: the first layer's biases, then zeros (the biases go with the first part).
-    bias: Vec<f32>,
+    /// The accumulator rows of the first layer: `[2N][2H]`, input `i`'s weights into the
+    /// first part's hidden units, then into the second part's.
+    projection: Projection,
+    /// `[2H]` with White to move and with Black to move: the first layer's biases, then
+    /// zeros (the biases go with the first part), plus the side-to-move row for Black.
+    bias: [Vec<f32>; 2],
     /// `[H]`: the last layer's weights.
     out: Vec<f32>,
 }
@@ -76,19 +80,17 @@ impl Student {
         if let Some(bad) = first.weight.iter().chain(first.bias).chain(last.weight).find(|w| !w.is_finite()) {
             return Err(invalid(format!("a head weight is {bad}")));
         }
-        let weight =
-            (0..code)
-                .flat_map(|i| (0..2 * hidden).map(move |k| (i, k)))
-                .map(|(i, k)| {
-                    if k < hidden {
-                        first.weight[i * hidden + k]
-                    } else {
-                        first.weight[(code + i) * hidden + k - hidden]
-                    }
-                })
-                .collect();
-        let bias = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
-        Ok(Student { value, hidden, weight, bias, out: last.weight.to_vec() })
+        // Row `i` of the first layer as [first part's H weights, second part's H weights].
+        let row = |i: usize| {
+            let (as_first, as_second) =
+                (&first.weight[i * hidden..][..hidden], &first.weight[(code + i) * hidden..][..hidden]);
+            as_first.iter().chain(as_second).copied()
+        };
+        let accumulator_rows: Vec<f32> = (0..2 * width).flat_map(row).collect();
+        let projection = Projection::new(&accumulator_rows, 2 * width, 2 * hidden);
+        let white: Vec<f32> = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
+        let black = white.iter().zip(row(2 * width)).map(|(b, w)| b + w).collect();
+        Ok(Student { value, hidden, projection, bias: [white, black], out: last.weight.to_vec() })
     }
 
     /// The evaluation net whose accumulators are the codes (its output gives scores).
@@ -103,20 +105,10 @@ impl Student {
 
     /// The projections of the position whose accumulator is `accumulator`.
     pub fn code(&self, accumulator: &Accumulator) -> StudentCode {
-        let (white, black) = accumulator.perspectives();
-        let grid = VALUE_FT_QUANT as f32;
-        let mut input: Vec<f32> = white
-            .iter()
-            .chain(black)
-            .map(|&v| {
-                let x = f32::from(v.clamp(0, VALUE_FT_QUANT as i16)) / grid;
-                x * x
-            })
-            .collect();
-        input.push(if black_to_move(accumulator.features()) { 1.0 } else { 0.0 });
         let h = self.hidden;
         let mut out = [0.0; 2 * STUDENT_MAX_HIDDEN];
-        kernels::dense_forward(&mut out[..2 * h], &self.bias, &self.weight, &input);
+        out[..2 * h].copy_from_slice(&self.bias[usize::from(black_to_move(accumulator.features()))]);
+        self.projection.forward(accumulator.values(), &mut out[..2 * h]);
         let mut code = StudentCode { first: [0.0; STUDENT_MAX_HIDDEN], second: [0.0; STUDENT_MAX_HIDDEN] };
         code.first[..h].copy_from_slice(&out[..h]);
         code.second[..h].copy_from_slice(&out[h..2 * h]);

@@ -62,6 +62,11 @@ impl Accumulator {
     pub fn perspectives(&self) -> (&[i16], &[i16]) {
         self.values.split_at(self.values.len() / 2)
     }
+
+    /// Both perspectives in one slice: White's, then Black's.
+    pub fn values(&self) -> &[i16] {
+        &self.values
+    }
 }
 
 impl ValueNet {

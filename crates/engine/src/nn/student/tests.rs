@@ -83,10 +83,11 @@ fn incremental_codes_equal_codes_from_scratch_along_random_games() {
 }
 
 /// Share of sibling pairs (one and two plies apart) and same-game pairs on which the
-/// integer student and the float one pick the same position.
-fn agreement(model: &Model) -> f64 {
+/// integer student and the float one pick the same position, and the largest difference
+/// of their logits.
+fn agreement(model: &Model) -> (f64, f32) {
     let student = Student::from_model(model).unwrap();
-    let (mut same, mut total) = (0, 0);
+    let (mut same, mut total, mut largest) = (0, 0, 0.0f32);
     for line in random_games(5, 12) {
         let features: Vec<SparseFeatures> = line.iter().map(SparseFeatures::from_position).collect();
         let floats: Vec<Vec<f32>> = features.iter().map(|f| float_code(model, f)).collect();
@@ -100,20 +101,22 @@ fn agreement(model: &Model) -> f64 {
                 let int = student.logit(&ints[i], &ints[j]);
                 same += usize::from((float > 0.0) == (int > 0.0));
                 total += 1;
-                assert!((float - int).abs() < 1e-3 + 1e-3 * float.abs(), "pair {i} {j}: float {float}, engine {int}");
+                largest = largest.max((float - int).abs());
             }
         }
     }
-    same as f64 / total as f64
+    (same as f64 / total as f64, largest)
 }
 
 #[test]
 fn quantised_comparisons_agree_with_float() {
     // a random head's logits are near 0, where any rounding flips signs: only the closeness
     // of every logit is checked for it
-    agreement(&random_model(ModelKind::Student, 9));
-    let trained = agreement(&embedded_model(ModelKind::Student).unwrap());
-    assert!(trained >= 0.99, "embedded student: {trained}");
+    // (8-bit head weights: measured 0.005 and 0.045 at most, 99.76% of pairs agree)
+    let (_, largest) = agreement(&random_model(ModelKind::Student, 9));
+    assert!(largest < 0.02, "random student: logits differ by {largest}");
+    let (trained, largest) = agreement(&embedded_model(ModelKind::Student).unwrap());
+    assert!(trained >= 0.99 && largest < 0.1, "embedded student: {trained} agree, logits differ by {largest}");
 }
 
 #[test]
