@@ -1,5 +1,6 @@
-//! The student head's first layer on 8-bit integers: a position's code through the rows
-//! of one part of the head (`F` or `S`), as `u8` inputs times `i8` weights summed in i32.
+//! The student head's first layer on 8-bit integers: a position's accumulators through the
+//! rows of both parts of the head (`F` and `S` side by side), as `u8` inputs times `i8`
+//! weights summed in i32.
 //!
 //! An input is `x = clamp(a, 0, 255)² / 255²` of an accumulator entry `a`; it is kept as
 //! `q = (clamp(a, 0, 255)² + 128) >> 8`, so `x ≈ q · 256 / 255²` (an error of at most
@@ -13,6 +14,9 @@ use deepchess_core::arch::VALUE_FT_QUANT;
 
 /// Outputs of one kernel block (four 512-bit registers of 16 i32 sums).
 const BLOCK: usize = 64;
+/// Most outputs (padded) of a projection: both parts of a head of
+/// [`super::STUDENT_MAX_HIDDEN`] units.
+const MAX_OUTPUTS: usize = 2 * super::STUDENT_MAX_HIDDEN;
 /// Inputs quantised and summed per step (a stack buffer).
 const CHUNK: usize = 512;
 
@@ -30,10 +34,10 @@ pub struct Projection {
 
 impl Projection {
     /// Quantises the row-major float layer `weight` (`[inputs][outputs]`); `inputs` is a
-    /// multiple of 4.
+    /// multiple of 4 and `outputs` at most [`MAX_OUTPUTS`] (the student's loader checks both).
     pub fn new(weight: &[f32], inputs: usize, outputs: usize) -> Projection {
-        assert!(inputs.is_multiple_of(4) && weight.len() == inputs * outputs);
         let padded = outputs.div_ceil(BLOCK) * BLOCK;
+        assert!(inputs.is_multiple_of(4) && padded <= MAX_OUTPUTS && weight.len() == inputs * outputs);
         let grid = f32::from(VALUE_FT_QUANT as u16).powi(2) / 256.0;
         let scale: Vec<f32> = (0..outputs)
             .map(|j| {
@@ -56,8 +60,7 @@ impl Projection {
     /// entries, `inputs` of them).
     pub fn forward(&self, values: &[i16], out: &mut [f32]) {
         debug_assert_eq!(values.len(), self.inputs);
-        let mut totals = [0i32; 2 * BLOCK];
-        debug_assert!(self.padded <= totals.len());
+        let mut totals = [0i32; MAX_OUTPUTS];
         let totals = &mut totals[..self.padded];
         let mut bytes = [0u8; CHUNK];
         for (c, chunk) in values.chunks(CHUNK).enumerate() {
