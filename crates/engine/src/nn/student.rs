@@ -35,22 +35,28 @@ pub const STUDENT_MAX_HIDDEN: usize = 64;
 pub struct Student {
     value: ValueNet,
     hidden: usize,
-    /// The accumulator rows of the first layer: `[2N][2H]`, input `i`'s weights into the
-    /// first part's hidden units, then into the second part's.
+    /// The hidden width padded to a multiple of [`LANES`], `P`.
+    padded: usize,
+    /// The accumulator rows of the first layer: `[2N][2P]`, input `i`'s weights into the
+    /// first part's hidden units, then into the second part's (zeros in the padding).
     projection: Projection,
-    /// `[2H]` with White to move and with Black to move: the first layer's biases, then
+    /// `[2P]` with White to move and with Black to move: the first layer's biases, then
     /// zeros (the biases go with the first part), plus the side-to-move row for Black.
     bias: [Vec<f32>; 2],
-    /// `[H]`: the last layer's weights.
+    /// `[P]`: the last layer's weights (zeros in the padding).
     out: Vec<f32>,
 }
 
-/// A position's projections through the head's first layer, as the first position of a
-/// pair (biases included) and as the second.
+/// Hidden units a comparison handles at once (one 256-bit register); the head's hidden
+/// units are padded with zero weights to a multiple of it.
+const LANES: usize = 8;
+
+/// A position's projections through the head's first layer: as the first position of a
+/// pair (biases included) in the first `P` values, as the second in the next `P`, where
+/// `P` is the head's hidden width padded to a multiple of [`LANES`] (zeros beyond).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudentCode {
-    first: [f32; STUDENT_MAX_HIDDEN],
-    second: [f32; STUDENT_MAX_HIDDEN],
+    values: [f32; 2 * STUDENT_MAX_HIDDEN],
 }
 
 impl Student {
@@ -80,17 +86,23 @@ impl Student {
         if let Some(bad) = first.weight.iter().chain(first.bias).chain(last.weight).find(|w| !w.is_finite()) {
             return Err(invalid(format!("a head weight is {bad}")));
         }
-        // Row `i` of the first layer as [first part's H weights, second part's H weights].
+        let padded = hidden.div_ceil(LANES) * LANES;
+        let pad = |values: &[f32]| {
+            let mut padded_values = values.to_vec();
+            padded_values.resize(padded, 0.0);
+            padded_values
+        };
+        // Row `i` of the first layer as [first part's P weights, second part's P weights].
         let row = |i: usize| {
             let (as_first, as_second) =
                 (&first.weight[i * hidden..][..hidden], &first.weight[(code + i) * hidden..][..hidden]);
-            as_first.iter().chain(as_second).copied()
+            [pad(as_first), pad(as_second)].concat()
         };
         let accumulator_rows: Vec<f32> = (0..2 * width).flat_map(row).collect();
-        let projection = Projection::new(&accumulator_rows, 2 * width, 2 * hidden);
-        let white: Vec<f32> = first.bias.iter().copied().chain(std::iter::repeat_n(0.0, hidden)).collect();
+        let projection = Projection::new(&accumulator_rows, 2 * width, 2 * padded);
+        let white = [pad(first.bias), vec![0.0; padded]].concat();
         let black = white.iter().zip(row(2 * width)).map(|(b, w)| b + w).collect();
-        Ok(Student { value, hidden, projection, bias: [white, black], out: last.weight.to_vec() })
+        Ok(Student { value, hidden, padded, projection, bias: [white, black], out: pad(last.weight) })
     }
 
     /// The evaluation net whose accumulators are the codes (its output gives scores).
@@ -105,13 +117,10 @@ impl Student {
 
     /// The projections of the position whose accumulator is `accumulator`.
     pub fn code(&self, accumulator: &Accumulator) -> StudentCode {
-        let h = self.hidden;
-        let mut out = [0.0; 2 * STUDENT_MAX_HIDDEN];
-        out[..2 * h].copy_from_slice(&self.bias[usize::from(black_to_move(accumulator.features()))]);
-        self.projection.forward(accumulator.values(), &mut out[..2 * h]);
-        let mut code = StudentCode { first: [0.0; STUDENT_MAX_HIDDEN], second: [0.0; STUDENT_MAX_HIDDEN] };
-        code.first[..h].copy_from_slice(&out[..h]);
-        code.second[..h].copy_from_slice(&out[h..2 * h]);
+        let used = 2 * self.padded;
+        let mut code = StudentCode { values: [0.0; 2 * STUDENT_MAX_HIDDEN] };
+        code.values[..used].copy_from_slice(&self.bias[usize::from(black_to_move(accumulator.features()))]);
+        self.projection.forward(accumulator.values(), &mut code.values[..used]);
         code
     }
 
@@ -121,21 +130,33 @@ impl Student {
     }
 
     /// Logit that `a` is better for White than `b` (`−logit(b, a)`).
+    /// [`LANES`] hidden units at a time, one partial sum per lane (the padding adds zeros).
     pub fn logit(&self, a: &StudentCode, b: &StudentCode) -> f32 {
-        let h = self.hidden;
-        let mut sum = 0.0;
-        for j in 0..h {
-            let ab = (a.first[j] + b.second[j]).clamp(0.0, 1.0);
-            let ba = (b.first[j] + a.second[j]).clamp(0.0, 1.0);
-            sum += self.out[j] * (ab - ba);
+        let p = self.padded;
+        let (a_first, a_second) = a.values[..2 * p].split_at(p);
+        let (b_first, b_second) = b.values[..2 * p].split_at(p);
+        let mut sums = [0.0f32; LANES];
+        for ((((w, af), as_), bf), bs) in
+            chunks(&self.out).zip(chunks(a_first)).zip(chunks(a_second)).zip(chunks(b_first)).zip(chunks(b_second))
+        {
+            for l in 0..LANES {
+                let ab = (af[l] + bs[l]).clamp(0.0, 1.0);
+                let ba = (bf[l] + as_[l]).clamp(0.0, 1.0);
+                sums[l] += w[l] * (ab - ba);
+            }
         }
-        sum
+        sums.iter().sum()
     }
 
     /// Probability that `a` is better for White than `b`.
     pub fn compare(&self, a: &StudentCode, b: &StudentCode) -> f32 {
         1.0 / (1.0 + (-self.logit(a, b)).exp())
     }
+}
+
+/// `values` in groups of [`LANES`].
+fn chunks(values: &[f32]) -> std::slice::ChunksExact<'_, f32> {
+    values.chunks_exact(LANES)
 }
 
 #[cfg(test)]

@@ -83,3 +83,40 @@ pub fn mvv_lva(m: &Move) -> i32 {
     let promotion = m.promotion().map_or(0, value);
     16 * (victim + promotion) - value(m.role())
 }
+
+/// A node's moves with their ordering keys, handed out best first: a lazy selection that
+/// keeps the order of equal keys, as a stable sort would.
+#[derive(Default)]
+pub struct OrderedMoves {
+    keyed: Vec<(f32, Move)>,
+    next: usize,
+}
+
+impl OrderedMoves {
+    /// Forgets the moves (keeping the memory).
+    pub fn clear(&mut self) {
+        self.keyed.clear();
+        self.next = 0;
+    }
+
+    /// Adds moves with their keys.
+    pub fn extend(&mut self, moves: impl Iterator<Item = (f32, Move)>) {
+        self.keyed.extend(moves);
+    }
+
+    /// The remaining move with the highest key (the earliest among equals).
+    pub fn next_best(&mut self) -> Option<Move> {
+        let rest = self.keyed.get_mut(self.next..)?;
+        let (mut best, mut best_key) = (0, f32::NEG_INFINITY);
+        for (i, (k, _)) in rest.iter().enumerate() {
+            if *k > best_key {
+                (best, best_key) = (i, *k);
+            }
+        }
+        let (_, m) = *rest.get(best)?;
+        // Rotating instead of swapping keeps the order of the moves left behind.
+        rest[..=best].rotate_right(1);
+        self.next += 1;
+        Some(m)
+    }
+}

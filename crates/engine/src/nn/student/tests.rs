@@ -9,7 +9,7 @@ use shakmaty::{Chess, Color, Position};
 
 use super::*;
 use crate::nn::embedded_model;
-use crate::nn::random_model;
+use crate::nn::{random_model, random_model_with};
 
 /// Positions along seeded random games (every ply of `games` games of up to 60 plies).
 fn random_games(seed: u64, games: usize) -> Vec<Vec<Chess>> {
@@ -117,6 +117,17 @@ fn quantised_comparisons_agree_with_float() {
     assert!(largest < 0.02, "random student: logits differ by {largest}");
     let (trained, largest) = agreement(&embedded_model(ModelKind::Student).unwrap());
     assert!(trained >= 0.99 && largest < 0.1, "embedded student: {trained} agree, logits differ by {largest}");
+}
+
+#[test]
+fn a_head_whose_width_is_not_a_multiple_of_the_lanes_gives_the_float_logits() {
+    let mut stacks = ModelKind::Student.default_stacks();
+    let head = stacks.iter_mut().find(|s| s.name == STUDENT_HEAD_STACK).unwrap();
+    head.layers[1] = 13;
+    let model = random_model_with(ModelKind::Student, stacks, 4);
+    assert_eq!(Student::from_model(&model).unwrap().hidden(), 13);
+    let (_, largest) = agreement(&model);
+    assert!(largest < 0.02, "13-wide student: logits differ by {largest}");
 }
 
 #[test]

@@ -26,7 +26,7 @@ use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::history::is_quiet;
-use super::ordering::mvv_lva;
+use super::ordering::{OrderedMoves, mvv_lva};
 use super::see::loses_material;
 use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
@@ -109,6 +109,7 @@ pub fn search(
         aborted: false,
         accumulators: Vec::new(),
         order: MoveOrder::default(),
+        ordered: (0..=MAX_PLY).map(|_| OrderedMoves::default()).collect(),
     };
     let root = game.position().clone();
     searcher.keys.push(key(&root));
@@ -165,6 +166,8 @@ struct Searcher<'a> {
     /// The student's accumulators of the positions on the current line, by ply.
     accumulators: Vec<Accumulator>,
     order: MoveOrder,
+    /// The moves of the node at each ply of the current line, handed out best first.
+    ordered: Vec<OrderedMoves>,
 }
 
 impl Searcher<'_> {
@@ -343,12 +346,14 @@ impl Searcher<'_> {
         {
             return outcome;
         }
-        let ordered = self.order(position, moves, ply, tt_move);
+        let mut ordered = std::mem::take(&mut self.ordered[ply]);
+        self.order(position, &moves, ply, tt_move, &mut ordered);
         let alpha_before = alpha.clone();
         let mut best: Option<Outcome> = None;
         let mut best_move = None;
         let mut cutoff = false;
-        for (i, m) in ordered.into_iter().enumerate() {
+        let mut i = 0;
+        while let Some(m) = ordered.next_best() {
             let child = played(position, m);
             self.enter(&child, ply);
             let extension = i32::from(self.options.selective && child.is_check());
@@ -370,7 +375,9 @@ impl Searcher<'_> {
                 outcome = self.alpha_beta(&child, depth, beta.clone(), alpha.clone(), ply + 1, true);
             }
             self.leave();
+            i += 1;
             if self.aborted {
+                self.ordered[ply] = ordered;
                 return Outcome::Draw;
             }
             if best.as_ref().is_none_or(|b| self.better(side, &outcome, b)) {
@@ -391,6 +398,7 @@ impl Searcher<'_> {
                 }
             }
         }
+        self.ordered[ply] = ordered;
         let best = best.expect("a node with moves has a best outcome");
         if self.options.tt {
             let raised = match (&alpha_before, &alpha) {
@@ -487,18 +495,24 @@ impl Searcher<'_> {
         best.expect("in check there are evasions, otherwise stand pat")
     }
 
-    /// The moves in search order: killers and history (`selective`), the predictors
-    /// (`ordering`), or the move generator's order; the table move first in each.
-    fn order(&mut self, position: &Chess, mut moves: MoveList, ply: usize, tt_move: Option<Move>) -> MoveList {
+    /// Keys the moves into `ordered` (cleared first) for search order: killers and history
+    /// (`selective`), the predictors (`ordering`), or the move generator's order; the table
+    /// move first in each.
+    fn order(
+        &mut self,
+        position: &Chess,
+        moves: &MoveList,
+        ply: usize,
+        tt_move: Option<Move>,
+        ordered: &mut OrderedMoves,
+    ) {
+        ordered.clear();
         if self.options.selective {
-            self.order.order(position, moves, ply, tt_move)
+            self.order.order(position, moves, ply, tt_move, ordered);
         } else if self.options.ordering {
-            by_predictors(&self.networks.movepred, position, moves, tt_move, &mut self.scratch)
+            by_predictors(&self.networks.movepred, position, moves, tt_move, &mut self.scratch, ordered);
         } else {
-            if let Some(index) = tt_move.and_then(|t| moves.iter().position(|m| *m == t)) {
-                moves[..=index].rotate_right(1);
-            }
-            moves
+            ordered.extend(moves.iter().map(|&m| (f32::from(u8::from(Some(m) == tt_move)), m)));
         }
     }
 }

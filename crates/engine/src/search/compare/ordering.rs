@@ -9,7 +9,7 @@ use shakmaty::{Chess, Color, Move, MoveList};
 use crate::nn::{MovePredictor, Scratch};
 use crate::search::MAX_PLY;
 use crate::search::history::{Histories, is_quiet};
-use crate::search::ordering::{Prediction, mvv_lva};
+use crate::search::ordering::{OrderedMoves, Prediction, mvv_lva};
 use crate::search::see::loses_material;
 
 /// Killer moves (two quiet moves per ply that caused a cutoff) and the history heuristic.
@@ -43,46 +43,45 @@ impl MoveOrder {
         self.histories.reward(turn, m, &[], &[], [None; 2], depth, false);
     }
 
-    /// `moves` of `position` at `ply` in search order, the table move first.
-    pub fn order(&self, position: &Chess, moves: MoveList, ply: usize, tt_move: Option<Move>) -> MoveList {
+    /// Keys `moves` of `position` at `ply` into `ordered`, the table move first.
+    pub fn order(
+        &self,
+        position: &Chess,
+        moves: &MoveList,
+        ply: usize,
+        tt_move: Option<Move>,
+        ordered: &mut OrderedMoves,
+    ) {
         let turn = shakmaty::Position::turn(position);
-        let mut keyed: Vec<(i32, Move)> = moves
-            .into_iter()
-            .map(|m| {
-                let key = if Some(m) == tt_move {
-                    1 << 30
-                } else if !is_quiet(&m) {
-                    let base = if loses_material(position, &m) { -(1 << 20) } else { 1 << 20 };
-                    base + mvv_lva(&m)
-                } else if let Some(k) = self.killers[ply].iter().position(|k| *k == Some(m)) {
-                    (1 << 19) - k as i32
-                } else {
-                    self.histories.butterfly(turn, &m)
-                };
-                (key, m)
-            })
-            .collect();
-        keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
-        keyed.into_iter().map(|(_, m)| m).collect()
+        ordered.extend(moves.iter().map(|&m| {
+            let key = if Some(m) == tt_move {
+                1 << 30
+            } else if !is_quiet(&m) {
+                let base = if loses_material(position, &m) { -(1 << 20) } else { 1 << 20 };
+                base + mvv_lva(&m)
+            } else if let Some(k) = self.killers[ply].iter().position(|k| *k == Some(m)) {
+                (1 << 19) - k as i32
+            } else {
+                self.histories.butterfly(turn, &m)
+            };
+            // Every key is below 2^24 or a power of two: exact in f32.
+            (key as f32, m)
+        }));
     }
 }
 
-/// `moves` by the predictors' joint probability, the table move first.
+/// Keys `moves` into `ordered` by the predictors' joint probability, the table move first.
 pub fn by_predictors(
     predictor: &MovePredictor,
     position: &Chess,
-    moves: MoveList,
+    moves: &MoveList,
     tt_move: Option<Move>,
     scratch: &mut Scratch,
-) -> MoveList {
+    ordered: &mut OrderedMoves,
+) {
     let mut prediction = Prediction::new(predictor, &SparseFeatures::from_position(position), scratch);
-    let mut keyed: Vec<(f32, Move)> = moves
-        .into_iter()
-        .map(|m| {
-            let tt = if Some(m) == tt_move { 1e9 } else { 0.0 };
-            (tt + prediction.joint(position, &m, scratch), m)
-        })
-        .collect();
-    keyed.sort_by(|a, b| b.0.total_cmp(&a.0));
-    keyed.into_iter().map(|(_, m)| m).collect()
+    ordered.extend(moves.iter().map(|&m| {
+        let tt = if Some(m) == tt_move { 1e9 } else { 0.0 };
+        (tt + prediction.joint(position, &m, scratch), m)
+    }));
 }

@@ -8,7 +8,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position};
 
 use super::searcher::Searcher;
 use crate::search::history::{HISTORY_MAX, PreviousMoves, is_quiet};
-use crate::search::ordering::{Prediction, mvv_lva};
+use crate::search::ordering::{OrderedMoves, Prediction, mvv_lva};
 use crate::search::see::loses_material;
 
 /// Ordering key of a capture that loses material by SEE, before its MVV-LVA and capture
@@ -128,42 +128,5 @@ impl Searcher<'_> {
         if self.options.killers || self.options.histories {
             self.histories.reward(turn, m, quiets, captures, previous, depth, self.options.histories);
         }
-    }
-}
-
-/// A node's moves with their ordering keys, handed out best first: a lazy selection that
-/// keeps the order of equal keys, as a stable sort would.
-#[derive(Default)]
-pub(super) struct OrderedMoves {
-    keyed: Vec<(f32, Move)>,
-    next: usize,
-}
-
-impl OrderedMoves {
-    /// Forgets the moves (keeping the memory).
-    pub(super) fn clear(&mut self) {
-        self.keyed.clear();
-        self.next = 0;
-    }
-
-    /// Adds moves with their keys.
-    pub(super) fn extend(&mut self, moves: impl Iterator<Item = (f32, Move)>) {
-        self.keyed.extend(moves);
-    }
-
-    /// The remaining move with the highest key (the earliest among equals).
-    pub(super) fn next_best(&mut self) -> Option<Move> {
-        let rest = self.keyed.get_mut(self.next..)?;
-        let (mut best, mut best_key) = (0, f32::NEG_INFINITY);
-        for (i, (k, _)) in rest.iter().enumerate() {
-            if *k > best_key {
-                (best, best_key) = (i, *k);
-            }
-        }
-        let (_, m) = *rest.get(best)?;
-        // Rotating instead of swapping keeps the order of the moves left behind.
-        rest[..=best].rotate_right(1);
-        self.next += 1;
-        Some(m)
     }
 }

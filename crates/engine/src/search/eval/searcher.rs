@@ -7,10 +7,10 @@ use deepchess_core::SparseFeatures;
 use shakmaty::{Chess, Move};
 
 use super::EvalOptions;
-use super::picker::OrderedMoves;
 use crate::nn::{Accumulator, Networks, PredictorAccumulator, Scratch};
 use crate::position_history::{Game, KeyStack, key, key_after, played};
 use crate::search::history::{Histories, PieceTo, PreviousMoves};
+use crate::search::ordering::OrderedMoves;
 use crate::search::tt::Table;
 use crate::search::{Control, MATE, MAX_PLY, TB_WIN_BOUND};
 use crate::tablebase::SearchProbe;
