@@ -15,7 +15,10 @@
 //! accumulator. With [`CompareOptions::selective`] the search adds the techniques that
 //! need no numbers: killers and history ordering (instead of the predictors), null move
 //! (the null line compared against the beta position), late move reductions, check
-//! extensions and quiescence without captures that lose material (SEE).
+//! extensions and quiescence without captures that lose material (SEE); and one threshold
+//! on the comparator's own confidence: near the leaves, a node whose position the student
+//! finds better than beta by a margin of its logit per ply of remaining depth ends there
+//! (reverse futility pruning, decided by the comparator instead of a score).
 
 mod ordering;
 mod table;
@@ -34,6 +37,13 @@ use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key, played};
 use ordering::{MoveOrder, by_predictors};
 pub use table::CompareTable;
+
+/// Deepest remaining depth at which a node whose own position the comparator finds better
+/// than beta by [`CONFIDENT_MARGIN`] per ply returns it (reverse futility by confidence).
+const CONFIDENT_DEPTH: i32 = 6;
+/// The comparator's logit per ply of remaining depth (about 100 cp, by the student's
+/// training targets) that a position must beat beta by to end its node.
+const CONFIDENT_MARGIN: f32 = 0.8;
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -253,6 +263,15 @@ impl Searcher<'_> {
         }
     }
 
+    /// The comparator's logit that the position `a` is better than the position `b` for
+    /// `side` (the student's only; `None` for a mate, a draw or the thesis's comparator).
+    fn confidence(&self, side: Color, a: &Outcome, b: &Outcome) -> Option<f32> {
+        let (Outcome::Position(x), Outcome::Position(y)) = (a, b) else { return None };
+        let (LeafCode::Student(x), LeafCode::Student(y)) = (&x.code, &y.code) else { return None };
+        let z = self.networks.student.logit(x, y);
+        Some(if side == Color::White { z } else { -z })
+    }
+
     fn leaf(&mut self, position: &Chess, ply: usize) -> Outcome {
         let leaf = if self.options.student {
             let (student, accumulator) = (&self.networks.student, &self.accumulators[ply]);
@@ -336,6 +355,15 @@ impl Searcher<'_> {
             }
         }
         let in_check = position.is_check();
+        if self.options.selective
+            && !in_check
+            && depth <= CONFIDENT_DEPTH
+            && let Some(b) = beta.as_ref()
+            && let stand = self.leaf(position, ply)
+            && self.confidence(side, &stand, b).is_some_and(|z| z > CONFIDENT_MARGIN * depth as f32)
+        {
+            return stand;
+        }
         if self.options.selective
             && null
             && !in_check
