@@ -18,7 +18,8 @@
 //! extensions and quiescence without captures that lose material (SEE); and one threshold
 //! on the comparator's own confidence: near the leaves, a node whose position the student
 //! finds better than beta by a margin of its logit per ply of remaining depth ends there
-//! (reverse futility pruning, decided by the comparator instead of a score).
+//! (reverse futility pruning, decided by the comparator instead of a score), and one it
+//! finds worse than alpha by that margin skips its quiet moves (futility pruning).
 
 mod ordering;
 mod table;
@@ -44,6 +45,11 @@ const CONFIDENT_DEPTH: i32 = 6;
 /// The comparator's logit per ply of remaining depth (about 100 cp, by the student's
 /// training targets) that a position must beat beta by to end its node.
 const CONFIDENT_MARGIN: f32 = 0.8;
+
+/// Deepest remaining depth at which quiet moves that give no check are skipped (after the
+/// first move) where the comparator finds the node's position worse than alpha by
+/// [`CONFIDENT_MARGIN`] per ply (futility by confidence).
+const FUTILE_DEPTH: i32 = 3;
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -355,15 +361,16 @@ impl Searcher<'_> {
             }
         }
         let in_check = position.is_check();
-        if self.options.selective
-            && !in_check
-            && depth <= CONFIDENT_DEPTH
-            && let Some(b) = beta.as_ref()
-            && let stand = self.leaf(position, ply)
-            && self.confidence(side, &stand, b).is_some_and(|z| z > CONFIDENT_MARGIN * depth as f32)
+        let stand = (self.options.selective && !in_check && depth <= CONFIDENT_DEPTH).then(|| self.leaf(position, ply));
+        let margin = CONFIDENT_MARGIN * depth as f32;
+        if let (Some(stand), Some(b)) = (&stand, &beta)
+            && self.confidence(side, stand, b).is_some_and(|z| z > margin)
         {
-            return stand;
+            return stand.clone();
         }
+        // Quiet moves cannot lift a node whose position is far below alpha.
+        let futile = depth <= FUTILE_DEPTH
+            && matches!((&stand, &alpha), (Some(stand), Some(a)) if self.confidence(side, stand, a).is_some_and(|z| z < -margin));
         if self.options.selective
             && null
             && !in_check
@@ -383,6 +390,9 @@ impl Searcher<'_> {
         let mut i = 0;
         while let Some(m) = ordered.next_best() {
             let child = played(position, m);
+            if futile && i > 0 && is_quiet(&m) && !child.is_check() {
+                continue;
+            }
             self.enter(&child, ply);
             let extension = i32::from(self.options.selective && child.is_check());
             let depth = depth - 1 + extension;
