@@ -19,7 +19,8 @@
 //! on the comparator's own confidence: near the leaves, a node whose position the student
 //! finds better than beta by a margin of its logit per ply of remaining depth ends there
 //! (reverse futility pruning, decided by the comparator instead of a score), and one it
-//! finds worse than alpha by that margin skips its quiet moves (futility pruning).
+//! finds worse than alpha by that margin skips its quiet moves (futility pruning). Quiet
+//! moves that lose their piece by SEE are skipped near the leaves as well.
 
 mod ordering;
 mod table;
@@ -31,7 +32,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use super::history::is_quiet;
 use super::ordering::{OrderedMoves, mvv_lva};
-use super::see::loses_material;
+use super::see::{loses_material, see};
 use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
@@ -42,14 +43,19 @@ pub use table::CompareTable;
 /// Deepest remaining depth at which a node whose own position the comparator finds better
 /// than beta by [`CONFIDENT_MARGIN`] per ply returns it (reverse futility by confidence).
 const CONFIDENT_DEPTH: i32 = 6;
-/// The comparator's logit per ply of remaining depth (about 100 cp, by the student's
-/// training targets) that a position must beat beta by to end its node.
-const CONFIDENT_MARGIN: f32 = 0.8;
+/// The comparator's logit per ply of remaining depth (a logit of 1 is about 100 cp by the
+/// student's training targets) that a position must beat beta by to end its node, or fall
+/// below alpha by for its quiet moves to be skipped.
+const CONFIDENT_MARGIN: f32 = 0.6;
 
 /// Deepest remaining depth at which quiet moves that give no check are skipped (after the
 /// first move) where the comparator finds the node's position worse than alpha by
 /// [`CONFIDENT_MARGIN`] per ply (futility by confidence).
 const FUTILE_DEPTH: i32 = 3;
+
+/// Deepest remaining depth at which quiet moves that put their piece where the exchange
+/// loses it (SEE below zero) and give no check are skipped after the first move.
+const SEE_QUIET_DEPTH: i32 = 3;
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -390,7 +396,11 @@ impl Searcher<'_> {
         let mut i = 0;
         while let Some(m) = ordered.next_best() {
             let child = played(position, m);
-            if futile && i > 0 && is_quiet(&m) && !child.is_check() {
+            if i > 0
+                && is_quiet(&m)
+                && !child.is_check()
+                && (futile || (self.options.selective && !in_check && depth <= SEE_QUIET_DEPTH && see(position, &m) < 0))
+            {
                 continue;
             }
             self.enter(&child, ply);
