@@ -399,7 +399,8 @@ impl Searcher<'_> {
             if i > 0
                 && is_quiet(&m)
                 && !child.is_check()
-                && (futile || (self.options.selective && !in_check && depth <= SEE_QUIET_DEPTH && see(position, &m) < 0))
+                && (futile
+                    || (self.options.selective && !in_check && depth <= SEE_QUIET_DEPTH && see(position, &m) < 0))
             {
                 continue;
             }
