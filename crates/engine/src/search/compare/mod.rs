@@ -367,7 +367,13 @@ impl Searcher<'_> {
             }
         }
         let in_check = position.is_check();
-        let stand = (self.options.selective && !in_check && depth <= CONFIDENT_DEPTH).then(|| self.leaf(position, ply));
+        // The node's own position, where a bound it can be compared with can prune.
+        let comparable = |bound: &Option<Outcome>| matches!(bound, Some(Outcome::Position(_)));
+        let stand = (self.options.selective
+            && !in_check
+            && depth <= CONFIDENT_DEPTH
+            && (comparable(&beta) || (depth <= FUTILE_DEPTH && comparable(&alpha))))
+        .then(|| self.leaf(position, ply));
         let margin = CONFIDENT_MARGIN * depth as f32;
         if let (Some(stand), Some(b)) = (&stand, &beta)
             && self.confidence(side, stand, b).is_some_and(|z| z > margin)
@@ -393,15 +399,11 @@ impl Searcher<'_> {
         let mut best: Option<Outcome> = None;
         let mut best_move = None;
         let mut cutoff = false;
+        let see_prunes = self.options.selective && !in_check && depth <= SEE_QUIET_DEPTH;
         let mut i = 0;
         while let Some(m) = ordered.next_best() {
             let child = played(position, m);
-            if i > 0
-                && is_quiet(&m)
-                && !child.is_check()
-                && (futile
-                    || (self.options.selective && !in_check && depth <= SEE_QUIET_DEPTH && see(position, &m) < 0))
-            {
+            if i > 0 && is_quiet(&m) && !child.is_check() && (futile || (see_prunes && see(position, &m) < 0)) {
                 continue;
             }
             self.enter(&child, ply);
