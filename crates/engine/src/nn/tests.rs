@@ -252,6 +252,24 @@ fn incremental_value_equals_from_scratch_along_random_games() {
 }
 
 #[test]
+fn an_accumulator_followed_from_any_position_equals_from_scratch() {
+    let model = value_model(13, 128, 8);
+    let value = ValueNet::from_model(&model).unwrap();
+    // Positions near each other (one ply apart) and far apart (one game to another, the
+    // start against the end): both ways of `follow`.
+    let games: Vec<_> = [11, 12].iter().map(|&seed| random_game(seed, 200)).collect();
+    let mut previous = value.accumulator(&SparseFeatures::from_position(&games[0][0]));
+    let mut out = previous.clone();
+    for pos in games[0].iter().chain(games[1].iter().rev()).chain(games[0].iter().step_by(7)) {
+        let features = SparseFeatures::from_position(pos);
+        value.follow(&previous, &features, &mut out);
+        assert_eq!(out.perspectives(), value.accumulator(&features).perspectives());
+        assert_eq!(out.features(), &features);
+        std::mem::swap(&mut previous, &mut out);
+    }
+}
+
+#[test]
 fn incremental_move_predictions_equal_from_scratch_along_random_games() {
     let model = random_model(ModelKind::Movepred, 5);
     let predictor = MovePredictor::from_model(&model).unwrap();

@@ -174,15 +174,27 @@ impl ValueNet {
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces
     /// that differ (rows of the feature transformer added and removed, both perspectives).
     pub fn update(&self, parent: &Accumulator, features: &SparseFeatures, child: &mut Accumulator) {
-        let mut added = [[0u16; MAX_ACTIVE]; 2];
-        let mut removed = [[0u16; MAX_ACTIVE]; 2];
-        let (mut n_added, mut n_removed) = (0, 0);
-        diff(pieces(&parent.features), pieces(features), |f, add| {
-            let (list, n) = if add { (&mut added, &mut n_added) } else { (&mut removed, &mut n_removed) };
-            list[0][*n] = perspective_feature(f, Color::White);
-            list[1][*n] = perspective_feature(f, Color::Black);
-            *n += 1;
-        });
+        let changes = Changes::between(&parent.features, features);
+        self.apply(parent, &changes, features, child);
+    }
+
+    /// Makes `out` the accumulator of `features` from `previous`, that of any position
+    /// (the last leaf a search judged): updated where fewer rows differ than the position
+    /// has pieces, else computed from scratch. The same values either way.
+    pub fn follow(&self, previous: &Accumulator, features: &SparseFeatures, out: &mut Accumulator) {
+        let changes = Changes::between(&previous.features, features);
+        if changes.added + changes.removed < pieces(features).len() {
+            self.apply(previous, &changes, features, out);
+        } else {
+            self.refresh(features, out);
+        }
+    }
+
+    /// Makes `child` the accumulator of `features` from `parent`'s and their `changes`.
+    #[inline]
+    fn apply(&self, parent: &Accumulator, changes: &Changes, features: &SparseFeatures, child: &mut Accumulator) {
+        let (added, removed) = (&changes.rows[0], &changes.rows[1]);
+        let (n_added, n_removed) = (changes.added, changes.removed);
         child.values.resize(2 * self.width, 0);
         let (white, black) = child.values.split_at_mut(self.width);
         let (parent_white, parent_black) = parent.values.split_at(self.width);
@@ -232,6 +244,33 @@ impl ValueNet {
     /// Centipawns of a White logit returned by [`ValueNet::logit`] or [`ValueNet::evaluate`].
     pub fn logit_to_centipawns(&self, logit: f32) -> f32 {
         logit * self.centipawns_per_unit
+    }
+}
+
+/// The feature-transformer rows that differ between two positions: `rows[0]` added,
+/// `rows[1]` removed, each from both perspectives (white's, black's).
+struct Changes {
+    rows: [[[u16; MAX_ACTIVE]; 2]; 2],
+    added: usize,
+    removed: usize,
+}
+
+impl Changes {
+    /// The pieces of `new` not in `old` and those of `old` not in `new`.
+    #[inline]
+    fn between(old: &SparseFeatures, new: &SparseFeatures) -> Changes {
+        let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0 };
+        diff(pieces(old), pieces(new), |f, add| {
+            let (list, n) = if add {
+                (&mut changes.rows[0], &mut changes.added)
+            } else {
+                (&mut changes.rows[1], &mut changes.removed)
+            };
+            list[0][*n] = perspective_feature(f, Color::White);
+            list[1][*n] = perspective_feature(f, Color::Black);
+            *n += 1;
+        });
+        changes
     }
 }
 
