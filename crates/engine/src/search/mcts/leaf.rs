@@ -40,15 +40,12 @@ impl Resolver {
         let features = SparseFeatures::from_position(position);
         // The root slot follows from the last leaf's (positions a few plies apart differ
         // in a few pieces), through the next slot.
-        match self.stack.len() {
-            0 => self.stack.push(networks.value.accumulator(&features)),
-            1 => networks.value.refresh(&features, &mut self.stack[0]),
-            _ => {
-                let (last, next) = self.stack.split_at_mut(1);
-                networks.value.follow(&last[0], &features, &mut next[0]);
-                self.stack.swap(0, 1);
-            }
+        if self.stack.len() < 2 {
+            self.stack.resize(2, networks.value.accumulator(&features));
         }
+        let (last, next) = self.stack.split_at_mut(1);
+        networks.value.follow(&last[0], &features, &mut next[0]);
+        self.stack.swap(0, 1);
         let logit = self.search(networks, position, 0, MATED, -MATED, moves);
         1.0 / (1.0 + (-logit).exp())
     }
