@@ -59,6 +59,13 @@ pub struct StudentCode {
     values: [f32; 2 * STUDENT_MAX_HIDDEN],
 }
 
+impl Default for StudentCode {
+    /// All projections zero (a code to be written by [`Student::write_code`]).
+    fn default() -> StudentCode {
+        StudentCode { values: [0.0; 2 * STUDENT_MAX_HIDDEN] }
+    }
+}
+
 impl Student {
     /// Reads the evaluation net (`ft`, `out`) and the head of a `student` model.
     pub fn from_model(model: &Model) -> Result<Student, NetworkError> {
@@ -117,11 +124,16 @@ impl Student {
 
     /// The projections of the position whose accumulator is `accumulator`.
     pub fn code(&self, accumulator: &Accumulator) -> StudentCode {
-        let used = 2 * self.padded;
-        let mut code = StudentCode { values: [0.0; 2 * STUDENT_MAX_HIDDEN] };
-        code.values[..used].copy_from_slice(&self.bias[usize::from(black_to_move(accumulator.features()))]);
-        self.projection.forward(accumulator.values(), &mut code.values[..used]);
+        let mut code = StudentCode::default();
+        self.write_code(accumulator, &mut code);
         code
+    }
+
+    /// Writes the projections of the position whose accumulator is `accumulator` into
+    /// `code` (in place: a search writes a leaf's code where the leaf lives).
+    pub fn write_code(&self, accumulator: &Accumulator, code: &mut StudentCode) {
+        let bias = &self.bias[usize::from(black_to_move(accumulator.features()))];
+        self.projection.forward(accumulator.values(), bias, &mut code.values[..2 * self.padded]);
     }
 
     /// The projections of a position computed from scratch.

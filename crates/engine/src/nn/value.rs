@@ -173,6 +173,7 @@ impl ValueNet {
 
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces
     /// that differ (rows of the feature transformer added and removed, both perspectives).
+    #[inline(always)]
     pub fn update(&self, parent: &Accumulator, features: &SparseFeatures, child: &mut Accumulator) {
         let changes = Changes::between(&parent.features, features);
         self.apply(parent, &changes, features, child);
@@ -257,7 +258,7 @@ struct Changes {
 
 impl Changes {
     /// The pieces of `new` not in `old` and those of `old` not in `new`.
-    #[inline]
+    #[inline(always)]
     fn between(old: &SparseFeatures, new: &SparseFeatures) -> Changes {
         let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0 };
         diff(pieces(old), pieces(new), |f, add| {

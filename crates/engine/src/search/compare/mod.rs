@@ -36,7 +36,7 @@ use super::see::{loses_material, see};
 use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key, played};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key, key_after, key_after_null, played};
 use ordering::{MoveOrder, by_predictors};
 pub use table::CompareTable;
 
@@ -56,6 +56,9 @@ const FUTILE_DEPTH: i32 = 3;
 /// Deepest remaining depth at which quiet moves that put their piece where the exchange
 /// loses it (SEE below zero) and give no check are skipped after the first move.
 const SEE_QUIET_DEPTH: i32 = 3;
+
+/// Nodes between two looks at the clock and the `stop` flag.
+const POLL_INTERVAL: u64 = 64;
 
 /// Quiescence plies at most below the nominal depth.
 pub const MAX_QUIESCENCE_PLIES: usize = 6;
@@ -193,9 +196,19 @@ struct Searcher<'a> {
 }
 
 impl Searcher<'_> {
-    /// Enters `child`, a position after one move (or a null move) from the node at `ply`.
-    fn enter(&mut self, child: &Chess, ply: usize) {
-        self.keys.push(key(child));
+    /// The key of the position entered last.
+    fn current_key(&self) -> u64 {
+        self.keys.current().expect("the root is entered first")
+    }
+
+    /// Enters `child`, the position after `m` (`None`: a null move) from `parent`, the
+    /// node at `ply`.
+    fn enter(&mut self, parent: &Chess, m: Option<Move>, child: &Chess, ply: usize) {
+        let parent_key = self.current_key();
+        self.keys.push(match m {
+            Some(m) => key_after(parent, parent_key, m, child),
+            None => key_after_null(parent, parent_key, child),
+        });
         if self.options.student {
             let (parents, children) = self.accumulators.split_at_mut(ply + 1);
             let features = SparseFeatures::from_position(child);
@@ -216,7 +229,7 @@ impl Searcher<'_> {
         let mut best: Option<(Move, Outcome)> = None;
         for &m in moves.iter() {
             let child = played(root, m);
-            self.enter(&child, 0);
+            self.enter(root, Some(m), &child, 0);
             let outcome = self.alpha_beta(&child, depth - 1, None, alpha.clone(), 1, true);
             self.leave();
             if self.aborted {
@@ -284,17 +297,23 @@ impl Searcher<'_> {
         Some(if side == Color::White { z } else { -z })
     }
 
+    /// The position at `ply` as a leaf: its code and evaluation.
     fn leaf(&mut self, position: &Chess, ply: usize) -> Outcome {
-        let leaf = if self.options.student {
+        if self.options.student {
             let (student, accumulator) = (&self.networks.student, &self.accumulators[ply]);
-            let cp = cp_for(student.value().centipawns(accumulator), position.turn());
-            Leaf { code: LeafCode::Student(student.code(accumulator)), cp }
-        } else {
-            let features = SparseFeatures::from_position(position);
-            let code = self.networks.comparator.code(&features, &mut self.scratch);
-            Leaf { code: LeafCode::Thesis(code), cp: self.networks.value.evaluate_centipawns(&features) }
-        };
-        Outcome::Position(Arc::new(leaf))
+            // The code is written where the leaf lives, not built and moved there.
+            let mut leaf = Arc::new(Leaf { code: LeafCode::Student(StudentCode::default()), cp: 0 });
+            let Some(Leaf { code: LeafCode::Student(code), cp }) = Arc::get_mut(&mut leaf) else {
+                unreachable!("a new leaf has one owner and a student code")
+            };
+            student.write_code(accumulator, code);
+            *cp = cp_for(student.value().centipawns(accumulator), position.turn());
+            return Outcome::Position(leaf);
+        }
+        let features = SparseFeatures::from_position(position);
+        let code = self.networks.comparator.code(&features, &mut self.scratch);
+        let cp = self.networks.value.evaluate_centipawns(&features);
+        Outcome::Position(Arc::new(Leaf { code: LeafCode::Thesis(code), cp }))
     }
 
     /// Outcome of a position that ends the game, if it does.
@@ -306,13 +325,23 @@ impl Searcher<'_> {
                 Outcome::Draw
             });
         }
-        (is_rule_draw(position) || self.keys.is_repetition(position.halfmoves())).then_some(Outcome::Draw)
+        self.drawn_by_rule(position).then_some(Outcome::Draw)
     }
 
+    /// Whether the position entered last is drawn by the fifty-move rule, insufficient
+    /// material or repetition (the caller has seen that it is not checkmate).
+    fn drawn_by_rule(&self, position: &Chess) -> bool {
+        is_rule_draw(position) || self.keys.is_repetition(position.halfmoves())
+    }
+
+    /// Counts a node; sets `aborted` when the node budget is spent (checked every node, so
+    /// that a fixed-node search stops where it would at any speed) or, polled every
+    /// [`POLL_INTERVAL`] nodes, when `stop` was sent or the time is up.
     fn visit(&mut self, ply: usize) {
         self.nodes += 1;
         self.seldepth = self.seldepth.max(ply);
-        if self.control.must_stop(self.nodes) {
+        let spent = self.control.nodes().is_some_and(|n| self.nodes >= n);
+        if spent || (self.nodes.is_multiple_of(POLL_INTERVAL) && self.control.must_stop(self.nodes)) {
             self.aborted = true;
         }
     }
@@ -341,7 +370,7 @@ impl Searcher<'_> {
             return Outcome::Draw;
         }
         let side = position.turn();
-        let node_key = key(position);
+        let node_key = self.current_key();
         let mut tt_move = None;
         if self.options.tt
             && let Some(entry) = self.table.get(node_key).cloned()
@@ -406,7 +435,7 @@ impl Searcher<'_> {
             if i > 0 && is_quiet(&m) && !child.is_check() && (futile || (see_prunes && see(position, &m) < 0)) {
                 continue;
             }
-            self.enter(&child, ply);
+            self.enter(position, Some(m), &child, ply);
             let extension = i32::from(self.options.selective && child.is_check());
             let depth = depth - 1 + extension;
             let reduction = if self.options.selective
@@ -476,7 +505,7 @@ impl Searcher<'_> {
         let side = position.turn();
         let passed = position.clone().swap_turn().ok()?;
         let reduction = 2 + i32::from(depth >= 6);
-        self.enter(&passed, ply);
+        self.enter(position, None, &passed, ply);
         let outcome =
             self.alpha_beta(&passed, depth - 1 - reduction, Some(beta.clone()), Some(beta.clone()), ply + 1, false);
         self.leave();
@@ -498,14 +527,25 @@ impl Searcher<'_> {
         if self.aborted {
             return Outcome::Draw;
         }
-        let mut moves = position.legal_moves();
-        if let Some(outcome) = self.terminal(position, &moves, ply) {
-            return outcome;
-        }
         let side = position.turn();
-        let in_check = position.is_check();
+        // In check every evasion is searched and a mate is seen; otherwise the moves are
+        // generated after standing pat, which ends most nodes first (a stalemate it ends
+        // is judged as its position). Each path assigns the list once, so the move
+        // generator writes it in place.
         let mut best = None;
-        if !in_check || qply >= MAX_QUIESCENCE_PLIES {
+        let mut moves;
+        if position.is_check() {
+            moves = position.legal_moves();
+            if let Some(outcome) = self.terminal(position, &moves, ply) {
+                return outcome;
+            }
+            if qply >= MAX_QUIESCENCE_PLIES {
+                return self.leaf(position, ply);
+            }
+        } else {
+            if self.drawn_by_rule(position) {
+                return Outcome::Draw;
+            }
             let stand = self.leaf(position, ply);
             if qply >= MAX_QUIESCENCE_PLIES || beta.as_ref().is_some_and(|b| !self.better(side, b, &stand)) {
                 return stand;
@@ -514,6 +554,10 @@ impl Searcher<'_> {
                 alpha = Some(stand.clone());
             }
             best = Some(stand);
+            moves = position.legal_moves();
+            if moves.is_empty() {
+                return Outcome::Draw;
+            }
             let selective = self.options.selective;
             moves.retain(|m| {
                 (m.is_capture() || m.promotion() == Some(Role::Queen)) && !(selective && loses_material(position, m))
@@ -522,9 +566,9 @@ impl Searcher<'_> {
                 moves.sort_by_key(|m| -mvv_lva(m));
             }
         }
-        for m in moves {
+        for &m in &moves {
             let child = played(position, m);
-            self.enter(&child, ply);
+            self.enter(position, Some(m), &child, ply);
             let outcome = self.quiescence(&child, beta.clone(), alpha.clone(), ply + 1, qply + 1);
             self.leave();
             if self.aborted {
