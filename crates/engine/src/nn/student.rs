@@ -142,28 +142,48 @@ impl Student {
     }
 
     /// Logit that `a` is better for White than `b` (`−logit(b, a)`).
-    /// [`LANES`] hidden units at a time, one partial sum per lane (the padding adds zeros).
+    /// [`LANES`] hidden units at a time, one partial sum per lane (the padding adds zeros);
+    /// compiled for AVX2 where the CPU has it (the same operations in the same order, so
+    /// the same result as the portable build).
     pub fn logit(&self, a: &StudentCode, b: &StudentCode) -> f32 {
-        let p = self.padded;
-        let (a_first, a_second) = a.values[..2 * p].split_at(p);
-        let (b_first, b_second) = b.values[..2 * p].split_at(p);
-        let mut sums = [0.0f32; LANES];
-        for ((((w, af), as_), bf), bs) in
-            chunks(&self.out).zip(chunks(a_first)).zip(chunks(a_second)).zip(chunks(b_first)).zip(chunks(b_second))
-        {
-            for l in 0..LANES {
-                let ab = (af[l] + bs[l]).clamp(0.0, 1.0);
-                let ba = (bf[l] + as_[l]).clamp(0.0, 1.0);
-                sums[l] += w[l] * (ab - ba);
-            }
+        let (a, b) = (&a.values[..2 * self.padded], &b.values[..2 * self.padded]);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { logit_avx2(&self.out, a, b) };
         }
-        sums.iter().sum()
+        logit_generic(&self.out, a, b)
     }
 
     /// Probability that `a` is better for White than `b`.
     pub fn compare(&self, a: &StudentCode, b: &StudentCode) -> f32 {
         1.0 / (1.0 + (-self.logit(a, b)).exp())
     }
+}
+
+/// [`Student::logit`] of the projections `a` and `b` (`2P` values each) with the last
+/// layer's weights `out`.
+#[inline(always)]
+fn logit_generic(out: &[f32], a: &[f32], b: &[f32]) -> f32 {
+    let (a_first, a_second) = a.split_at(out.len());
+    let (b_first, b_second) = b.split_at(out.len());
+    let mut sums = [0.0f32; LANES];
+    for ((((w, af), as_), bf), bs) in
+        chunks(out).zip(chunks(a_first)).zip(chunks(a_second)).zip(chunks(b_first)).zip(chunks(b_second))
+    {
+        for l in 0..LANES {
+            let ab = (af[l] + bs[l]).clamp(0.0, 1.0);
+            let ba = (bf[l] + as_[l]).clamp(0.0, 1.0);
+            sums[l] += w[l] * (ab - ba);
+        }
+    }
+    sums.iter().sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn logit_avx2(out: &[f32], a: &[f32], b: &[f32]) -> f32 {
+    logit_generic(out, a, b)
 }
 
 /// `values` in groups of [`LANES`].

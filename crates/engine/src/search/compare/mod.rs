@@ -357,13 +357,14 @@ impl Searcher<'_> {
         ply: usize,
         null: bool,
     ) -> Outcome {
+        if depth <= 0 || ply >= MAX_PLY - MAX_QUIESCENCE_PLIES - 1 {
+            // Quiescence sees mates, draws by rule and repetitions itself.
+            return self.quiescence(position, alpha, beta, ply, 0);
+        }
         self.pv[ply].clear();
         let moves = position.legal_moves();
         if let Some(outcome) = self.terminal(position, &moves, ply) {
             return outcome;
-        }
-        if depth <= 0 || ply >= MAX_PLY - MAX_QUIESCENCE_PLIES - 1 {
-            return self.quiescence(position, alpha, beta, ply, 0);
         }
         self.visit(ply);
         if self.aborted {
@@ -372,26 +373,29 @@ impl Searcher<'_> {
         let side = position.turn();
         let node_key = self.current_key();
         let mut tt_move = None;
+        let mut bounds = None;
         if self.options.tt
-            && let Some(entry) = self.table.get(node_key).cloned()
+            && let Some(entry) = self.table.get(node_key)
         {
             tt_move = unpack_move(position, entry.packed_move);
-            if entry.depth >= depth {
-                if let Some(lower) = entry.lower {
-                    if beta.as_ref().is_some_and(|b| !self.better(side, b, &lower)) {
-                        return lower;
-                    }
-                    if alpha.as_ref().is_none_or(|a| self.better(side, &lower, a)) {
-                        alpha = Some(lower);
-                    }
+            // The bound positions are taken only from an entry deep enough to use them.
+            bounds = (entry.depth >= depth).then(|| (entry.lower.clone(), entry.upper.clone()));
+        }
+        if let Some((lower, upper)) = bounds {
+            if let Some(lower) = lower {
+                if beta.as_ref().is_some_and(|b| !self.better(side, b, &lower)) {
+                    return lower;
                 }
-                if let Some(upper) = entry.upper {
-                    if alpha.as_ref().is_some_and(|a| !self.better(side, &upper, a)) {
-                        return upper;
-                    }
-                    if beta.as_ref().is_none_or(|b| self.better(side, b, &upper)) {
-                        beta = Some(upper);
-                    }
+                if alpha.as_ref().is_none_or(|a| self.better(side, &lower, a)) {
+                    alpha = Some(lower);
+                }
+            }
+            if let Some(upper) = upper {
+                if alpha.as_ref().is_some_and(|a| !self.better(side, &upper, a)) {
+                    return upper;
+                }
+                if beta.as_ref().is_none_or(|b| self.better(side, b, &upper)) {
+                    beta = Some(upper);
                 }
             }
         }
