@@ -12,7 +12,8 @@ use deepchess_train::device::DeviceChoice;
 use deepchess_train::eval::{self, PreparedPgn};
 use deepchess_train::nn::params::Params;
 use deepchess_train::run::RunArgs;
-use deepchess_train::trainers::{autoencoder, comparator, movepred, value};
+use deepchess_train::run::{EpochAt, Trainer};
+use deepchess_train::trainers::{autoencoder, comparator, movepred, student, value};
 
 fn sample_pgn() -> PreparedPgn {
     PreparedPgn::new(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/sample.pgn")).unwrap()
@@ -392,4 +393,51 @@ fn comparator_options_no_run_can_use_are_refused_naming_the_option() {
         assert!(err.contains(option), "{option}: {err}");
     }
     assert!(!dir.path().join("c").exists() && !dir.path().join("v").exists());
+}
+
+#[test]
+fn the_student_draws_the_asked_share_of_its_pairs_from_the_mix_and_learns() {
+    let (dir, data) = dataset();
+    let games = dir.path().join("games");
+    common::write_dataset(&games, 60, 9);
+    let value_dir = dir.path().join("value");
+    value::train(&args(&data, value_dir.clone()), &value_options(2)).unwrap();
+    let options = student::StudentOptions {
+        value: value_dir,
+        epochs: 3,
+        batch: 64,
+        lr: 3e-3,
+        hidden: 8,
+        pairs_per_epoch: 2000,
+        scale: 100.0,
+        max_score: 2000,
+        margin: 20,
+        validation_pairs: 500,
+        holdout: Vec::new(),
+        mix: Some(games.clone()),
+        mix_fraction: 0.25,
+        teacher: None,
+        seed: 3,
+    };
+    let mut trainer = student::StudentTrainer::new(&data, &options).unwrap();
+    let training_pairs = trainer.training_pairs();
+    for epoch in 0..2 {
+        let at = EpochAt { epoch, stage: 0, stage_epoch: epoch, stage_epochs: 3 };
+        let order = trainer.passes(&at).unwrap().remove(0).order;
+        assert_eq!(order.len(), 2000);
+        let mixed = order.iter().filter(|&&i| i >= training_pairs).count();
+        assert_eq!(mixed, 500, "a quarter of the epoch from --mix");
+        // shuffled together: the mix's pairs are not all at one end
+        assert!(order[..1000].iter().any(|&i| i >= training_pairs) && order[1000..].iter().any(|&i| i < training_pairs));
+    }
+    let out = dir.path().join("student");
+    let model = student::train(&args(&data, out.clone()), &options).unwrap();
+    assert_eq!(model.card.hyperparameters["mix"], serde_json::json!(games.display().to_string()));
+    let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
+    let (first, last) = (&state.history[0], state.history.last().unwrap());
+    let (a, b) = (first.train_loss.unwrap(), last.train_loss.unwrap());
+    assert!(b < a, "training loss {a} -> {b}");
+    let bad = student::StudentOptions { mix_fraction: 1.0, ..options };
+    let err = student::StudentTrainer::new(&data, &bad).err().unwrap().to_string();
+    assert!(err.contains("--mix-fraction"), "{err}");
 }

@@ -75,6 +75,16 @@ pub struct StudentOptions {
     #[arg(long, value_name = "DIR")]
     #[serde(default)]
     pub holdout: Vec<PathBuf>,
+    /// A second dataset whose pairs are mixed into every epoch (for example a `prepare`
+    /// output of self-play games: positions of one game one or two plies apart and at
+    /// random), `--mix-fraction` of the epoch's pairs.
+    #[arg(long, value_name = "DIR")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<PathBuf>,
+    /// Share of each epoch's training pairs drawn from `--mix`.
+    #[arg(long, default_value_t = DEFAULT_MIX_FRACTION)]
+    #[serde(default = "default_mix_fraction")]
+    pub mix_fraction: f64,
     /// Directory holding the thesis `comparator`, measured on the same pairs in the card.
     #[arg(long, value_name = "DIR")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +93,17 @@ pub struct StudentOptions {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
 }
+
+/// Share of an epoch's pairs from `--mix` unless `--mix-fraction` says otherwise.
+const DEFAULT_MIX_FRACTION: f64 = 0.25;
+
+fn default_mix_fraction() -> f64 {
+    DEFAULT_MIX_FRACTION
+}
+
+/// Purpose of the random stream that draws and shuffles the `--mix` pairs (see
+/// [`crate::data::rng`]).
+const MIX_STREAM: u64 = 43;
 
 impl StudentOptions {
     /// Refuses values no run can use, naming the option.
@@ -98,6 +119,11 @@ impl StudentOptions {
         anyhow::ensure!(self.margin >= 0, "--margin must not be negative, got {}", self.margin);
         anyhow::ensure!(self.pairs_per_epoch > 0, "--pairs-per-epoch must be at least 1");
         anyhow::ensure!(self.validation_pairs > 0, "--validation-pairs must be at least 1");
+        anyhow::ensure!(
+            (0.0..1.0).contains(&self.mix_fraction),
+            "--mix-fraction must be in 0..1, got {}",
+            self.mix_fraction
+        );
         run::check_loop_options(self.batch, self.lr, None)
     }
 }
@@ -189,6 +215,8 @@ pub struct StudentTrainer {
     options: StudentOptions,
     data: PathBuf,
     train: PairSet,
+    /// The training pairs of `--mix` (indices past `train`'s in a pass).
+    mix: Option<PairSet>,
     validation: PairSet,
     validation_pairs: Vec<ScoredPair>,
     /// Centipawns per logit unit of the `--value` net (its output layer is kept).
@@ -209,6 +237,10 @@ impl StudentTrainer {
             validation.pairs.len()
         );
         let validation_pairs = validation.sample(options.validation_pairs, options.seed);
+        let mix = options.mix.as_ref().map(|dir| PairSet::open(dir, Split::Train, options)).transpose()?;
+        if let (Some(dir), Some(set)) = (&options.mix, &mix) {
+            anyhow::ensure!(!set.pairs.is_empty(), "--mix {}: no scored pairs in its training games", dir.display());
+        }
         let value_scale = value_model(&options.value)?.card.output[VALUE_CENTIPAWNS_PER_UNIT]
             .as_f64()
             .filter(|k| *k > 0.0 && k.is_finite())
@@ -222,10 +254,28 @@ impl StudentTrainer {
             options: options.clone(),
             data: data.to_path_buf(),
             train,
+            mix,
             validation,
             validation_pairs,
             value_scale,
         })
+    }
+
+    /// Pairs of `--data`'s training games: a pass's indices below this are theirs, the
+    /// rest `--mix`'s.
+    pub fn training_pairs(&self) -> usize {
+        self.train.pairs.len()
+    }
+
+    /// The training pair at `index` of a pass: `train`'s, then `mix`'s.
+    fn pair(&self, index: usize) -> (&PairSet, ScoredPair) {
+        match index.checked_sub(self.train.pairs.len()) {
+            Some(i) => {
+                let mix = self.mix.as_ref().expect("indices past the training pairs are the mix's");
+                (mix, mix.pairs[i])
+            }
+            None => (&self.train, self.train.pairs[index]),
+        }
     }
 }
 
@@ -236,6 +286,7 @@ impl Trainer for StudentTrainer {
 
     fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
         std::iter::once(("--value", self.options.value.clone()))
+            .chain(self.options.mix.iter().map(|d| ("--mix", d.clone())))
             .chain(self.options.teacher.iter().map(|d| ("--teacher", d.clone())))
             .chain(self.options.holdout.iter().map(|d| ("--holdout", d.clone())))
             .collect()
@@ -258,14 +309,28 @@ impl Trainer for StudentTrainer {
     }
 
     fn passes(&mut self, at: &EpochAt) -> anyhow::Result<Vec<Pass>> {
+        let o = &self.options;
         let n = self.train.pairs.len();
-        let order = epoch_order(n, Some(self.options.pairs_per_epoch.min(n)), self.options.seed, at.epoch);
+        let Some(mix) = &self.mix else {
+            let order = epoch_order(n, Some(o.pairs_per_epoch.min(n)), o.seed, at.epoch);
+            return Ok(vec![Pass { name: "student".into(), order }]);
+        };
+        // Each set's share drawn apart, then the two shuffled together.
+        let from_mix = ((o.pairs_per_epoch as f64 * o.mix_fraction).round() as usize).min(mix.pairs.len());
+        let from_train = (o.pairs_per_epoch - from_mix).min(n);
+        let mut both = epoch_order(n, Some(from_train), o.seed, at.epoch);
+        let mix_seed = o.seed ^ MIX_STREAM.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        both.extend(epoch_order(mix.pairs.len(), Some(from_mix), mix_seed, at.epoch).into_iter().map(|i| n + i));
+        let order = epoch_order(both.len(), None, mix_seed, at.epoch).into_iter().map(|i| both[i]).collect();
         Ok(vec![Pass { name: "student".into(), order }])
     }
 
     fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
-        let pairs: Vec<ScoredPair> = batch.indices.iter().map(|&i| self.train.pairs[i]).collect();
-        let coded = self.train.coded(params, &pairs, self.options.scale)?;
+        let mut coded = Vec::with_capacity(batch.indices.len());
+        for &i in batch.indices {
+            let (set, pair) = self.pair(i);
+            coded.extend(set.coded(params, &[pair], self.options.scale)?);
+        }
         let (loss, correct, grads) = net::loss_and_gradients(params, &coded);
         adam.update(params, &grads, batch.lr as f32);
         Ok(BatchResult { loss, correct: Some(correct) })

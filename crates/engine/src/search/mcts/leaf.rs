@@ -71,7 +71,12 @@ impl Resolver {
         if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
             return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
         }
-        let mut moves = legal.unwrap_or_else(|| position.legal_moves());
+        // Assigned once on each path, so the move generator writes the list in place.
+        let mut moves;
+        match legal {
+            Some(known) => moves = known,
+            None => moves = position.legal_moves(),
+        }
         if moves.is_empty() {
             return if in_check { MATED } else { 0.0 };
         }
@@ -84,7 +89,7 @@ impl Resolver {
         if self.stack.len() <= ply + 1 {
             self.stack.push(self.stack[ply].clone());
         }
-        for m in moves {
+        for &m in &moves {
             let child = played(position, m);
             let features = SparseFeatures::from_position(&child);
             let (parents, children) = self.stack.split_at_mut(ply + 1);
