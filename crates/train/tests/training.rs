@@ -428,7 +428,9 @@ fn the_student_draws_the_asked_share_of_its_pairs_from_the_mix_and_learns() {
         let mixed = order.iter().filter(|&&i| i >= training_pairs).count();
         assert_eq!(mixed, 500, "a quarter of the epoch from --mix");
         // shuffled together: the mix's pairs are not all at one end
-        assert!(order[..1000].iter().any(|&i| i >= training_pairs) && order[1000..].iter().any(|&i| i < training_pairs));
+        assert!(
+            order[..1000].iter().any(|&i| i >= training_pairs) && order[1000..].iter().any(|&i| i < training_pairs)
+        );
     }
     let out = dir.path().join("student");
     let model = student::train(&args(&data, out.clone()), &options).unwrap();
