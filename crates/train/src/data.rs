@@ -26,8 +26,7 @@ impl DataFile {
     /// Opens `dir/{content}-{split}.bin`, checking its header says what we expect.
     pub fn open(dir: &Path, content: Content, split: Split) -> anyhow::Result<DataFile> {
         let path = dir.join(file_name(content, split));
-        let data =
-            Dataset::open(&path).with_context(|| format!("--data {}: cannot open the dataset", dir.display()))?;
+        let data = Dataset::open(&path).context("cannot open the dataset")?;
         if data.content() != content || data.split() != split {
             anyhow::bail!(
                 "{}: header says {:?}/{:?}, expected {content:?}/{split:?}",
@@ -127,8 +126,14 @@ pub fn rng(seed: u64, epoch: u32, purpose: u64) -> ChaCha8Rng {
 
 /// `0..n` shuffled for `epoch`, cut to at most `limit` items.
 pub fn epoch_order(n: usize, limit: Option<usize>, seed: u64, epoch: u32) -> Vec<usize> {
+    epoch_order_for(n, limit, seed, epoch, 1)
+}
+
+/// [`epoch_order`] drawn from the random stream of another `purpose` (see [`rng`]): an
+/// order independent of the one `epoch_order` gives for the same seed and epoch.
+pub fn epoch_order_for(n: usize, limit: Option<usize>, seed: u64, epoch: u32, purpose: u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
-    order.shuffle(&mut rng(seed, epoch, 1));
+    order.shuffle(&mut rng(seed, epoch, purpose));
     order.truncate(limit.unwrap_or(n));
     order
 }

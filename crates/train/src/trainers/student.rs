@@ -17,6 +17,7 @@ pub mod pairs;
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use burn::tensor::Device;
 use deepchess_core::arch::{
     STUDENT_HEAD_STACK, STUDENT_HIDDEN, VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_STACK, VALUE_OUT_STACK,
@@ -25,7 +26,7 @@ use deepchess_core::dataset::file_name;
 use deepchess_core::{Content, Model, ModelKind, Split};
 use serde::{Deserialize, Serialize};
 
-use crate::data::{DataFile, epoch_order};
+use crate::data::{DataFile, epoch_order, epoch_order_for};
 use crate::nn::adam::Adam;
 use crate::nn::params::Params;
 use crate::run::{
@@ -101,9 +102,10 @@ fn default_mix_fraction() -> f64 {
     DEFAULT_MIX_FRACTION
 }
 
-/// Purpose of the random stream that draws and shuffles the `--mix` pairs (see
-/// [`crate::data::rng`]).
+/// Purpose of the random stream that draws the `--mix` pairs (see [`crate::data::rng`]).
 const MIX_STREAM: u64 = 43;
+/// Purpose of the random stream that shuffles the `--mix` pairs in with the others.
+const MIX_SHUFFLE_STREAM: u64 = 44;
 
 impl StudentOptions {
     /// Refuses values no run can use, naming the option.
@@ -150,6 +152,11 @@ impl PairSet {
 
     /// Codes and targets of `pairs` (records of this set).
     fn coded(&self, params: &Params, pairs: &[ScoredPair], scale: f64) -> anyhow::Result<Vec<CodedPair>> {
+        pairs.iter().map(|p| self.coded_pair(params, p, scale)).collect()
+    }
+
+    /// Codes and target of one pair of this set.
+    fn coded_pair(&self, params: &Params, pair: &ScoredPair, scale: f64) -> anyhow::Result<CodedPair> {
         let code = |i: usize| -> anyhow::Result<Vec<f32>> {
             let features = self
                 .file
@@ -158,7 +165,7 @@ impl PairSet {
                 .map_err(|e| anyhow::anyhow!("{}: record {i}: {e}", self.file.path.display()))?;
             Ok(net::code(params, &features))
         };
-        pairs.iter().map(|p| Ok(CodedPair { a: code(p.a)?, b: code(p.b)?, target: p.target(scale) })).collect()
+        Ok(CodedPair { a: code(pair.a)?, b: code(pair.b)?, target: pair.target(scale) })
     }
 }
 
@@ -237,7 +244,11 @@ impl StudentTrainer {
             validation.pairs.len()
         );
         let validation_pairs = validation.sample(options.validation_pairs, options.seed);
-        let mix = options.mix.as_ref().map(|dir| PairSet::open(dir, Split::Train, options)).transpose()?;
+        let mix = options
+            .mix
+            .as_ref()
+            .map(|dir| PairSet::open(dir, Split::Train, options).with_context(|| format!("--mix {}", dir.display())))
+            .transpose()?;
         if let (Some(dir), Some(set)) = (&options.mix, &mix) {
             anyhow::ensure!(!set.pairs.is_empty(), "--mix {}: no scored pairs in its training games", dir.display());
         }
@@ -319,18 +330,22 @@ impl Trainer for StudentTrainer {
         let from_mix = ((o.pairs_per_epoch as f64 * o.mix_fraction).round() as usize).min(mix.pairs.len());
         let from_train = (o.pairs_per_epoch - from_mix).min(n);
         let mut both = epoch_order(n, Some(from_train), o.seed, at.epoch);
-        let mix_seed = o.seed ^ MIX_STREAM.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        both.extend(epoch_order(mix.pairs.len(), Some(from_mix), mix_seed, at.epoch).into_iter().map(|i| n + i));
-        let order = epoch_order(both.len(), None, mix_seed, at.epoch).into_iter().map(|i| both[i]).collect();
+        let drawn = epoch_order_for(mix.pairs.len(), Some(from_mix), o.seed, at.epoch, MIX_STREAM);
+        both.extend(drawn.into_iter().map(|i| n + i));
+        let shuffle = epoch_order_for(both.len(), None, o.seed, at.epoch, MIX_SHUFFLE_STREAM);
+        let order = shuffle.into_iter().map(|i| both[i]).collect();
         Ok(vec![Pass { name: "student".into(), order }])
     }
 
     fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
-        let mut coded = Vec::with_capacity(batch.indices.len());
-        for &i in batch.indices {
-            let (set, pair) = self.pair(i);
-            coded.extend(set.coded(params, &[pair], self.options.scale)?);
-        }
+        let coded = batch
+            .indices
+            .iter()
+            .map(|&i| {
+                let (set, pair) = self.pair(i);
+                set.coded_pair(params, &pair, self.options.scale)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let (loss, correct, grads) = net::loss_and_gradients(params, &coded);
         adam.update(params, &grads, batch.lr as f32);
         Ok(BatchResult { loss, correct: Some(correct) })
@@ -355,7 +370,8 @@ impl Trainer for StudentTrainer {
         let measured = Measured { params, device, teacher: teacher.as_ref(), options: o };
         let mut rows = vec![measured.row(&self.data, &self.validation, &self.validation_pairs)?];
         for dir in &o.holdout {
-            let set = PairSet::open(dir, Split::Validation, o)?;
+            let set =
+                PairSet::open(dir, Split::Validation, o).with_context(|| format!("--holdout {}", dir.display()))?;
             let pairs = set.sample(o.validation_pairs, o.seed);
             rows.push(measured.row(dir, &set, &pairs)?);
         }
