@@ -23,16 +23,17 @@
 //! moves that lose their piece by SEE are skipped near the leaves as well.
 
 mod ordering;
+mod quiescence;
 mod table;
 
 use std::sync::Arc;
 
 use deepchess_core::SparseFeatures;
-use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+use shakmaty::{Chess, Color, Move, MoveList, Position};
 
 use super::history::is_quiet;
-use super::ordering::{OrderedMoves, mvv_lva};
-use super::see::{loses_material, see};
+use super::ordering::OrderedMoves;
+use super::see::see;
 use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
@@ -516,82 +517,6 @@ impl Searcher<'_> {
         self.pv[ply].clear();
         let holds = !self.aborted && !matches!(outcome, Outcome::Mate { .. }) && !self.better(side, &beta, &outcome);
         holds.then_some(outcome)
-    }
-
-    fn quiescence(
-        &mut self,
-        position: &Chess,
-        mut alpha: Option<Outcome>,
-        beta: Option<Outcome>,
-        ply: usize,
-        qply: usize,
-    ) -> Outcome {
-        self.pv[ply].clear();
-        self.visit(ply);
-        if self.aborted {
-            return Outcome::Draw;
-        }
-        let side = position.turn();
-        // In check every evasion is searched and a mate is seen; otherwise the moves are
-        // generated after standing pat, which ends most nodes first (a stalemate it ends
-        // is judged as its position). Each path assigns the list once, so the move
-        // generator writes it in place.
-        let mut best = None;
-        let mut moves;
-        if position.is_check() {
-            moves = position.legal_moves();
-            if let Some(outcome) = self.terminal(position, &moves, ply) {
-                return outcome;
-            }
-            if qply >= MAX_QUIESCENCE_PLIES {
-                return self.leaf(position, ply);
-            }
-        } else {
-            if self.drawn_by_rule(position) {
-                return Outcome::Draw;
-            }
-            let stand = self.leaf(position, ply);
-            if qply >= MAX_QUIESCENCE_PLIES || beta.as_ref().is_some_and(|b| !self.better(side, b, &stand)) {
-                return stand;
-            }
-            if alpha.as_ref().is_none_or(|a| self.better(side, &stand, a)) {
-                alpha = Some(stand.clone());
-            }
-            best = Some(stand);
-            moves = position.legal_moves();
-            if moves.is_empty() {
-                return Outcome::Draw;
-            }
-            let selective = self.options.selective;
-            moves.retain(|m| {
-                (m.is_capture() || m.promotion() == Some(Role::Queen)) && !(selective && loses_material(position, m))
-            });
-            if self.options.ordering || selective {
-                moves.sort_by_key(|m| -mvv_lva(m));
-            }
-        }
-        for &m in &moves {
-            let child = played(position, m);
-            self.enter(position, Some(m), &child, ply);
-            let outcome = self.quiescence(&child, beta.clone(), alpha.clone(), ply + 1, qply + 1);
-            self.leave();
-            if self.aborted {
-                return Outcome::Draw;
-            }
-            if best.as_ref().is_none_or(|b| self.better(side, &outcome, b)) {
-                best = Some(outcome.clone());
-                if alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
-                    alpha = Some(outcome);
-                    super::set_pv(&mut self.pv, ply, m);
-                    if let (Some(a), Some(b)) = (alpha.as_ref(), beta.as_ref())
-                        && !self.better(side, b, a)
-                    {
-                        break;
-                    }
-                }
-            }
-        }
-        best.expect("in check there are evasions, otherwise stand pat")
     }
 
     /// Keys the moves into `ordered` (cleared first) for search order: killers and history
