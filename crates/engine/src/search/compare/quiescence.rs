@@ -7,6 +7,7 @@ use super::{MAX_QUIESCENCE_PLIES, Outcome, Searcher};
 use crate::position_history::played;
 use crate::search::ordering::mvv_lva;
 use crate::search::see::loses_material;
+use crate::search::set_pv;
 
 impl Searcher<'_> {
     /// The outcome of `position` at `ply` (`qply` plies into quiescence) between `alpha`
@@ -77,7 +78,7 @@ impl Searcher<'_> {
                 best = Some(outcome.clone());
                 if alpha.as_ref().is_none_or(|a| self.better(side, &outcome, a)) {
                     alpha = Some(outcome);
-                    crate::search::set_pv(&mut self.pv, ply, m);
+                    set_pv(&mut self.pv, ply, m);
                     if let (Some(a), Some(b)) = (alpha.as_ref(), beta.as_ref())
                         && !self.better(side, b, a)
                     {
