@@ -19,7 +19,7 @@ use crate::nn::loss::cross_entropy;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
 use crate::nn::sparse::SparseBatch;
-use crate::run::step;
+use crate::nn::step::{Shards, step};
 use crate::trainers::comparator;
 
 /// Throughput of one way of running the first layer.
@@ -50,9 +50,15 @@ pub fn random_positions(count: usize, seed: u64) -> Vec<SparseFeatures> {
     out
 }
 
-/// Times `batches` comparator training steps of `batch` pairs (after one warm-up step)
-/// with the first layer sparse and then dense, on `device`.
-pub fn bench_train(batch: usize, batches: usize, device: DeviceChoice) -> anyhow::Result<Vec<Throughput>> {
+/// Times `batches` comparator training steps of `batch` pairs (after one warm-up step),
+/// cut into shards of `shard_rows` pairs, with the first layer sparse and then dense, on
+/// `device`.
+pub fn bench_train(
+    batch: usize,
+    batches: usize,
+    shard_rows: usize,
+    device: DeviceChoice,
+) -> anyhow::Result<Vec<Throughput>> {
     let positions = random_positions(2 * batch * 4, 7);
     let device = device.device()?.autodiff();
     let mut results = Vec::new();
@@ -66,23 +72,26 @@ pub fn bench_train(batch: usize, batches: usize, device: DeviceChoice) -> anyhow
             let second: SparseBatch = positions[start + batch..start + 2 * batch].iter().copied().collect();
             let labels: Vec<usize> = (0..batch).map(|k| (k + b) % 2).collect();
             let t = Instant::now();
+            let shards = Shards { rows: batch, per_shard: shard_rows };
             step(
                 &mut params,
                 &mut adam,
                 1e-4,
                 &device,
+                shards,
                 |_| true,
-                |g| {
+                |g, rows| {
+                    let (first, second) = (first.slice(rows.clone()), second.slice(rows.clone()));
                     let out = if dense {
                         let mut both = first.clone();
                         both.append(&second);
-                        let x = g.constant(both.to_dense(FEATURE_COUNT), 2 * batch, FEATURE_COUNT);
+                        let x = g.constant(both.to_dense(FEATURE_COUNT), 2 * rows.len(), FEATURE_COUNT);
                         let codes = g.stack("encoder", Input::Dense(x));
-                        comparator::head(g, codes, batch)
+                        comparator::head(g, codes, rows.len())
                     } else {
                         comparator::logits(g, &first, &second)
                     };
-                    Ok((cross_entropy(g, out, &labels), ()))
+                    Ok((cross_entropy(g, out, &labels[rows]), ()))
                 },
             )?;
             if b > 0 {
@@ -100,20 +109,26 @@ pub fn bench_train(batch: usize, batches: usize, device: DeviceChoice) -> anyhow
 
 /// Runs [`bench_train`] and formats its result as `deepchess bench train` prints it: one
 /// line per first-layer kind, then `pairs_per_second=<sparse> dense_pairs_per_second=<dense>
-/// speedup=<ratio> batch=<n>`.
-pub fn bench_train_report(batch: usize, batches: usize, device: DeviceChoice) -> anyhow::Result<String> {
-    let results = bench_train(batch, batches, device)?;
+/// speedup=<ratio> batch=<n> shard_rows=<n> threads=<n>`.
+pub fn bench_train_report(
+    batch: usize,
+    batches: usize,
+    shard_rows: usize,
+    device: DeviceChoice,
+) -> anyhow::Result<String> {
+    let results = bench_train(batch, batches, shard_rows, device)?;
     let mut out = String::new();
     for r in &results {
         out += &format!(
-            "comparator training on {device}, {} first layer: {:.0} pairs/s ({} batches of {batch})\n",
+            "comparator training on {device}, {} first layer: {:.0} pairs/s ({} batches of {batch} in shards of {shard_rows})\n",
             r.first_layer, r.pairs_per_second, r.batches
         );
     }
     let (sparse, dense) = (results[0].pairs_per_second, results[1].pairs_per_second);
     out += &format!(
-        "pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch}\n",
-        sparse / dense
+        "pairs_per_second={sparse:.0} dense_pairs_per_second={dense:.0} speedup={:.2} batch={batch} shard_rows={shard_rows} threads={}\n",
+        sparse / dense,
+        rayon::current_num_threads()
     );
     Ok(out)
 }

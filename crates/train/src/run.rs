@@ -4,7 +4,8 @@
 //!
 //! A trainer ([`Trainer`]) says what its run is (options, initial parameters, stages with
 //! their epochs and [`Schedule`]), which records each epoch visits ([`Pass`]), how one batch
-//! updates the parameters (any way it likes: a burn [`Graph`] through [`step`], or
+//! updates the parameters (any way it likes: burn graphs through
+//! [`crate::nn::step::step`], or
 //! gradients computed by hand), how the parameters score on validation, and what the model
 //! card says.
 
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 use deepchess_core::{Model, ModelCard, ModelKind};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -26,7 +27,6 @@ use crate::device::DeviceChoice;
 use crate::guard;
 use crate::metrics::{self, EpochMetrics};
 use crate::nn::adam::Adam;
-use crate::nn::graph::{Graph, to_vec};
 use crate::nn::params::Params;
 
 /// Options every `deepchess train` subcommand takes.
@@ -553,28 +553,6 @@ fn progress_bar(label: &str, len: u64) -> ProgressBar {
     );
     bar.set_prefix(label.to_string());
     bar
-}
-
-/// One Adam step through a burn graph (for [`Trainer::step`]): runs `forward` in a graph
-/// over `params` where `trainable` tensors get gradients, back-propagates the loss it
-/// returns, updates the parameters. Returns the loss and whatever `forward` returned besides.
-pub fn step<T>(
-    params: &mut Params,
-    adam: &mut Adam,
-    lr: f64,
-    device: &Device,
-    trainable: impl Fn(&str) -> bool,
-    forward: impl FnOnce(&mut Graph<'_>) -> anyhow::Result<(Tensor<1>, T)>,
-) -> anyhow::Result<(f64, T)> {
-    let (grads, loss, extra) = {
-        let mut graph = Graph::new(params, device, trainable);
-        let (loss, extra) = forward(&mut graph)?;
-        let value = f64::from(to_vec(loss.clone())[0]);
-        let g = loss.backward();
-        (graph.gradients(&g), value, extra)
-    };
-    adam.update(params, &grads, lr as f32);
-    Ok((loss, extra))
 }
 
 /// Fills the training metadata of a model card.

@@ -46,6 +46,11 @@ enum BenchMode {
         /// Timed training steps (after one warm-up step).
         #[arg(long, default_value_t = 10)]
         batches: usize,
+        /// Pairs per shard: each shard's forward and backward pass runs on a thread of
+        /// its own and their gradients are summed (`train` cuts batches into shards of
+        /// this default; other values measure the choice).
+        #[arg(long, default_value_t = deepchess_train::nn::step::SHARD_ROWS)]
+        shard_rows: usize,
         /// Where burn computes: `cpu`, or `wgpu[:KIND]` in a build with the `wgpu` feature.
         #[arg(long, default_value_t = DeviceChoice::Cpu)]
         device: DeviceChoice,
@@ -82,9 +87,12 @@ struct SearchBenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let networks = || Networks::load_or_embedded(args.models.as_deref()).context("loading the networks");
     match args.mode.unwrap_or(BenchMode::Search(args.search)) {
-        BenchMode::Train { batch, batches, device } => {
-            anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");
-            print!("{}", deepchess_train::bench::bench_train_report(batch, batches, device)?);
+        BenchMode::Train { batch, batches, shard_rows, device } => {
+            anyhow::ensure!(
+                batch > 0 && batches > 0 && shard_rows > 0,
+                "--batch, --batches and --shard-rows must be positive"
+            );
+            print!("{}", deepchess_train::bench::bench_train_report(batch, batches, shard_rows, device)?);
         }
         BenchMode::TrainValue { batch, batches, width } => {
             anyhow::ensure!(batch > 0 && batches > 0, "--batch and --batches must be positive");

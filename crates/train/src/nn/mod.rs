@@ -1,5 +1,6 @@
 //! Network building blocks: parameters, the sparse first layer, the burn forward pass
-//! and its gradients, losses, Adam, and the evaluation net's hand-written passes.
+//! and its gradients, the data-parallel training step, losses, Adam, and the evaluation
+//! net's hand-written passes.
 
 pub mod adam;
 pub mod graph;
@@ -7,3 +8,4 @@ pub mod loss;
 pub mod params;
 pub mod perspective;
 pub mod sparse;
+pub mod step;

@@ -44,6 +44,15 @@ impl SparseBatch {
         &self.indices[self.offsets[r]..self.offsets[r + 1]]
     }
 
+    /// Rows `range` as a batch of their own.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> SparseBatch {
+        let mut out = SparseBatch::new();
+        for r in range {
+            out.push(self.row(r));
+        }
+        out
+    }
+
     /// The rows as a dense 0/1 matrix `[rows, width]`, row-major.
     pub fn to_dense(&self, width: usize) -> Vec<f32> {
         let mut out = vec![0.0; self.rows() * width];

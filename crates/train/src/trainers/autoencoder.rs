@@ -19,8 +19,9 @@ use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::mse;
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
+use crate::nn::step::{Shards, step};
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation,
 };
 
 /// Output activation of the decoder.
@@ -229,13 +230,14 @@ impl Trainer for AutoencoderTrainer {
     fn step(&mut self, batch: &Batch<'_>, params: &mut Params, adam: &mut Adam) -> anyhow::Result<BatchResult> {
         let (k, n, out_act) = (self.layer_of(batch.at.stage), self.layers(), self.options.decoder_activation);
         let features = self.train.features(batch.indices, |_| false)?;
-        let (loss, ()) = step(
+        let (loss, _) = step(
             params,
             adam,
             batch.lr,
             batch.device,
+            Shards::of(batch.indices.len()),
             |t| trainable(k, n, t),
-            |g| Ok((stage_loss(g, k, n, out_act, &features), ())),
+            |g, rows| Ok((stage_loss(g, k, n, out_act, &features.slice(rows)), ())),
         )?;
         Ok(BatchResult { loss, correct: None })
     }

@@ -19,8 +19,9 @@ use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values};
 use crate::nn::params::Params;
 use crate::nn::sparse::SparseBatch;
+use crate::nn::step::{Shards, step};
 use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation, step,
+    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Tally, Trainer, Validation,
 };
 use crate::trainers::autoencoder;
 
@@ -439,12 +440,14 @@ impl Trainer for ComparatorTrainer {
             adam,
             batch.lr,
             batch.device,
+            Shards::of(chunk.len()),
             |_| true,
-            |g| {
-                let out = logits(g, &a, &b);
-                Ok((cross_entropy(g, out.clone(), &labels), to_vec(out)))
+            |g, rows| {
+                let out = logits(g, &a.slice(rows.clone()), &b.slice(rows.clone()));
+                Ok((cross_entropy(g, out.clone(), &labels[rows]), to_vec(out)))
             },
         )?;
+        let out = out.concat();
         let correct = out.chunks(2).zip(&labels).filter(|(o, l)| usize::from(o[1] > o[0]) == **l).count();
         Ok(BatchResult { loss, correct: Some(correct) })
     }

@@ -16,9 +16,8 @@ use crate::nn::adam::Adam;
 use crate::nn::graph::{Graph, Input, to_vec};
 use crate::nn::loss::{cross_entropy, cross_entropy_values, rank};
 use crate::nn::params::Params;
-use crate::run::{
-    self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Trainer, Validation, step,
-};
+use crate::nn::step::{Shards, step};
+use crate::run::{self, Batch, BatchResult, Card, EpochAt, Finished, Pass, RunArgs, Score, Stage, Trainer, Validation};
 
 /// Stack names: the piece net, then the square nets in piece order P N B R Q K.
 pub fn stack_names() -> Vec<&'static str> {
@@ -334,12 +333,14 @@ impl Trainer for MovepredTrainer {
             adam,
             batch.lr,
             batch.device,
+            Shards::of(chunk.len()),
             |t| t.starts_with(&prefix),
-            |g| {
-                let logits = g.stack(name, Input::Sparse(&features));
-                Ok((cross_entropy(g, logits.clone(), &labels), to_vec(logits)))
+            |g, rows| {
+                let logits = g.stack(name, Input::Sparse(&features.slice(rows.clone())));
+                Ok((cross_entropy(g, logits.clone(), &labels[rows]), to_vec(logits)))
             },
         )?;
+        let logits = logits.concat();
         let classes = logits.len() / labels.len();
         let correct = logits.chunks(classes).zip(&labels).filter(|(row, l)| rank(row, **l) == 0).count();
         Ok(BatchResult { loss, correct: Some(correct) })
