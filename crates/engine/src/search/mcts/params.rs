@@ -10,8 +10,9 @@ pub const C_SCALE: f64 = 8000.0;
 pub const ROOT_TEMPERATURE: f32 = 1.6;
 /// Softmax temperature of the predictors' priors below the root.
 pub const TREE_TEMPERATURE: f32 = 1.3;
-/// Deepest ply of the leaf's capture search.
-pub const RESOLVE_PLIES: usize = 6;
+/// Deepest ply of the leaf's capture search: a capture and its recapture (against 6 plies:
+/// 1.4× the playouts, +65 at 1 s + 0.01 s).
+pub const RESOLVE_PLIES: usize = 2;
 /// Visits from which a node's priors come from the move predictors (before that, cheap
 /// priors from the captures; the root always has the predictors').
 pub const PRIOR_VISITS: u32 = 4;
