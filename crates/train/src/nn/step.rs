@@ -1,8 +1,8 @@
 //! One optimiser step of the burn-graph trainers, data-parallel over fixed-size shards.
 //!
-//! A batch is cut into shards of [`SHARD_ROWS`] rows ([`Shards`]); each shard builds its own [`Graph`],
-//! runs forward and backward on a thread of its own, and yields gradients of its share of
-//! the batch's mean loss; the shards' gradients are summed in shard order and Adam takes
+//! A batch is cut into shards of [`SHARD_ROWS`] rows ([`Shards`]); each shard builds its
+//! own [`Graph`], runs forward and backward on a thread of its own, and yields gradients of
+//! its share of the batch's mean loss; the shards' gradients are summed in shard order and Adam takes
 //! one step. The result is the full batch's gradient (up to the order of float sums), and
 //! it does not depend on the number of threads, since the shards are fixed by the batch.
 //! Threads then spend their time in whole forward and backward passes rather than
