@@ -166,6 +166,15 @@ mod tests {
     }
 
     #[test]
+    fn sharded_steps_do_not_depend_on_the_number_of_threads() {
+        let with = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| two_steps(64))
+        };
+        assert_eq!(with(1), with(3), "the same parameters and losses, bit for bit");
+    }
+
+    #[test]
     fn shards_cover_the_batch_in_order() {
         let cut = |rows, per_shard| Shards { rows, per_shard }.ranges();
         assert_eq!(cut(1, 64), vec![0..1]);
