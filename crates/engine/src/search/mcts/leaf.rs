@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 use rand::rngs::Xoshiro256PlusPlus;
-use shakmaty::{Chess, MoveList, Position, Role};
+use shakmaty::{Chess, Move, MoveList, Position, Role};
 
 use crate::nn::{Accumulator, Networks, Scratch};
 use crate::position_history::{is_rule_draw, played};
@@ -27,16 +27,17 @@ pub const ROLLOUT_MAX_PLIES: usize = 400;
 /// Logit of being mated (an expected score of about 0).
 const MATED: f32 = -30.0;
 
-/// The capture search's accumulators, one per ply, kept between leaves.
+/// The capture search's accumulators and move lists, one per ply, kept between leaves.
 #[derive(Clone, Debug, Default)]
 pub struct Resolver {
     stack: Vec<Accumulator>,
+    moves: Vec<Vec<Move>>,
 }
 
 impl Resolver {
     /// Expected score for the side to move in `position` (with its legal moves, when
     /// known) after the capture search.
-    pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<MoveList>) -> f32 {
+    pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<&[Move]>) -> f32 {
         let features = SparseFeatures::from_position(position);
         // The root slot follows from the last leaf's (positions a few plies apart differ
         // in a few pieces), through the next slot.
@@ -59,7 +60,7 @@ impl Resolver {
         ply: usize,
         mut alpha: f32,
         beta: f32,
-        legal: Option<MoveList>,
+        legal: Option<&[Move]>,
     ) -> f32 {
         let in_check = position.is_check();
         let stand = if in_check {
@@ -71,17 +72,31 @@ impl Resolver {
         if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
             return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
         }
-        // Assigned once on each path, so the move generator writes the list in place.
-        let mut moves;
-        match legal {
-            Some(known) => moves = known,
-            None => moves = position.legal_moves(),
-        }
-        if moves.is_empty() {
+        let generated: MoveList;
+        let legal = match legal {
+            Some(known) => known,
+            None => {
+                generated = position.legal_moves();
+                &generated
+            }
+        };
+        if legal.is_empty() {
             return if in_check { MATED } else { 0.0 };
         }
-        if !in_check {
-            moves.retain(|m| (m.is_capture() || m.promotion() == Some(Role::Queen)) && !loses_material(position, m));
+        if self.moves.len() <= ply {
+            self.moves.resize_with(ply + 1, Vec::new);
+        }
+        // This ply's list, taken out of the resolver while the children are searched.
+        let mut moves = std::mem::take(&mut self.moves[ply]);
+        moves.clear();
+        if in_check {
+            moves.extend_from_slice(legal);
+        } else {
+            moves.extend(
+                legal
+                    .iter()
+                    .filter(|m| (m.is_capture() || m.promotion() == Some(Role::Queen)) && !loses_material(position, m)),
+            );
         }
         moves.sort_by_key(|m| -mvv_lva(m));
         let mut best = stand;
@@ -105,6 +120,7 @@ impl Resolver {
                 }
             }
         }
+        self.moves[ply] = moves;
         best
     }
 

@@ -144,9 +144,9 @@ impl Mcts {
         self.capacity = megabytes.saturating_mul(1 << 20);
     }
 
-    /// Drops the tree.
+    /// Forgets the tree (keeping its memory for the next search).
     pub fn clear(&mut self) {
-        self.tree = Tree::default();
+        self.tree.clear();
     }
 
     /// Nodes in the tree.
@@ -189,10 +189,13 @@ impl Mcts {
                 .flat_map(|c| std::iter::once(c).chain(tree.children(c)))
                 .find(|&n| tree.nodes[n].key == root_key)
         };
-        self.tree = match found {
-            Some(root) => self.tree.compact(root, |_| true),
-            None => Tree { nodes: vec![Node::new(root_key)], edges: Vec::new() },
-        };
+        match found {
+            Some(root) => self.tree = self.tree.compact(root, |_| true),
+            None => {
+                self.tree.clear();
+                self.tree.nodes.push(Node::new(root_key));
+            }
+        }
         // The root's own game state is the game's, not the tree's.
         let root = &mut self.tree.nodes[0];
         (root.terminal, root.proof) = (None, 0);

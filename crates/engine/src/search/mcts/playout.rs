@@ -70,15 +70,13 @@ pub struct Setting<'a> {
     pub search_moves: &'a [Move],
 }
 
-/// How a descent ends. (Returned once per playout and consumed at once: the move list
-/// stays inline rather than costing an allocation per leaf.)
-#[allow(clippy::large_enum_variant)]
+/// How a descent ends.
 pub enum Leaf {
     /// The result for the side that moved into the path's last node, known without an
     /// evaluation (a finished game, a proven result).
     Known(f32),
-    /// The path's last position needs the leaf evaluation (its legal moves when known).
-    Evaluate(Option<MoveList>),
+    /// The path's last position needs the leaf evaluation.
+    Evaluate,
     /// The path's last node is new: whether its game is over is found with the leaf
     /// evaluation (without the tree's lock), and marked in the tree by [`backup`].
     New,
@@ -105,10 +103,10 @@ pub struct Outcome {
 pub fn finish(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, leaf: Leaf) -> Outcome {
     let result = match leaf {
         Leaf::Known(result) => result,
-        Leaf::Evaluate(moves) => 1.0 - leaf_value(setting, worker, position, moves),
+        Leaf::Evaluate => 1.0 - leaf_value(setting, worker, position, None),
         Leaf::New => match ending(position, &worker.keys) {
             Err(ending) => return Outcome { result: ending.result, ending: Some(ending) },
-            Ok(moves) => 1.0 - leaf_value(setting, worker, position, Some(moves)),
+            Ok(moves) => 1.0 - leaf_value(setting, worker, position, Some(&moves)),
         },
     };
     Outcome { result, ending: None }
@@ -116,8 +114,6 @@ pub fn finish(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, leaf
 
 /// How a descent stops: at its leaf, or at a node that needs work done without the
 /// tree's lock before the descent goes on ([`go_on`] with what [`prepare`] made).
-/// (Consumed at once, as [`Leaf`]: the move list stays inline.)
-#[allow(clippy::large_enum_variant)]
 pub enum Step {
     /// The leaf is reached.
     Leaf(Leaf),
@@ -133,11 +129,10 @@ pub enum Need {
     Priors(Vec<Move>),
 }
 
-/// Work for the path's last node done without the tree's lock. (Consumed at once.)
-#[allow(clippy::large_enum_variant)]
+/// Work for the path's last node done without the tree's lock.
 pub enum Prepared {
-    /// Its edges: legal moves and cheap priors, or how its game ended.
-    Edges(Result<(MoveList, Vec<f32>), Ending>),
+    /// Its edges: legal moves with cheap priors, or how its game ended.
+    Edges(Result<Vec<Edge>, Ending>),
     /// The move predictors' priors of its edges.
     Priors(Vec<f32>),
 }
@@ -158,7 +153,7 @@ pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position:
                 LeafEval::Puct => priors::heuristic(position, &moves),
                 _ => vec![0.0; moves.len()],
             };
-            (moves, priors)
+            edges(&moves, &priors)
         })),
         Need::Priors(moves) => Prepared::Priors(priors::priors(
             setting.networks,
@@ -202,9 +197,9 @@ pub fn go_on(
                     mark(tree, node, ending);
                     break Leaf::Known(ending.result);
                 }
-                Some(Prepared::Edges(Ok((moves, priors)))) => {
-                    if !install_edges(tree, setting, node, moves.clone(), priors, false) {
-                        break Leaf::Evaluate(Some(moves));
+                Some(Prepared::Edges(Ok(edges))) => {
+                    if !install_edges(tree, setting, node, &edges, false) {
+                        break Leaf::Evaluate;
                     }
                 }
                 _ => return Step::Need(Need::Edges),
@@ -221,7 +216,7 @@ pub fn go_on(
         let Edge { mv, child, .. } = tree.edges[edge];
         let child = if child == NONE {
             if tree.memory() + NODE_BYTES > setting.capacity {
-                break Leaf::Evaluate(None);
+                break Leaf::Evaluate;
             }
             let parent = position.clone();
             position.play_unchecked(mv);
@@ -293,7 +288,7 @@ fn mark(tree: &mut Tree, node: usize, ending: Ending) {
 }
 
 /// The leaf's value for the side to move (`moves`: its legal moves, when known).
-fn leaf_value(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, moves: Option<MoveList>) -> f32 {
+fn leaf_value(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, moves: Option<&[Move]>) -> f32 {
     let networks = setting.networks;
     match setting.options.leaf {
         LeafEval::Puct => worker.resolver.value(networks, position, moves),
@@ -314,24 +309,22 @@ pub fn expand_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, scr
         LeafEval::Puct => priors::priors(setting.networks, position, &moves, true, scratch),
         _ => vec![0.0; moves.len()],
     };
-    install_edges(tree, setting, 0, moves, priors, true);
+    install_edges(tree, setting, 0, &edges(&moves, &priors), true);
 }
 
-/// Gives `node` its edges with their priors (`predicted`: the move predictors'); false
+/// Unplayed edges for `moves` with their priors.
+fn edges(moves: &[Move], priors: &[f32]) -> Vec<Edge> {
+    moves.iter().zip(priors).map(|(&mv, &prior)| Edge { mv, prior, child: NONE }).collect()
+}
+
+/// Gives `node` its edges (`predicted`: their priors are the move predictors'); false
 /// (the node left unexpanded) when they do not fit within the memory bound (the root's
 /// always do).
-fn install_edges(
-    tree: &mut Tree,
-    setting: &Setting<'_>,
-    node: usize,
-    moves: MoveList,
-    priors: Vec<f32>,
-    predicted: bool,
-) -> bool {
-    if tree.memory() + moves.len() * EDGE_BYTES > setting.capacity && node != 0 {
+fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[Edge], predicted: bool) -> bool {
+    if tree.memory() + edges.len() * EDGE_BYTES > setting.capacity && node != 0 {
         return false;
     }
-    tree.expand(node, moves.into_iter().zip(priors).map(|(mv, prior)| Edge { mv, prior, child: NONE }));
+    tree.expand(node, edges);
     tree.nodes[node].predicted = predicted;
     true
 }
@@ -342,9 +335,6 @@ fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
     if tree.nodes[node].predicted {
         return;
     }
-    let first = tree.nodes[node].first as usize;
-    for (edge, &prior) in tree.edges[first..first + priors.len()].iter_mut().zip(priors) {
-        edge.prior = prior;
-    }
+    tree.set_priors(node, priors);
     tree.nodes[node].predicted = true;
 }

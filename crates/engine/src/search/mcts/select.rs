@@ -24,13 +24,19 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
         (c * n.ln().sqrt(), 0.0)
     };
     let (mut best, mut best_score) = (0, f64::NEG_INFINITY);
+    let mut unvisited_scored = false;
     for (i, edge) in edges.iter().enumerate() {
         let score = if edge.child == NONE {
             if !puct {
                 // UCB1 tries every move once first.
                 return first + i;
             }
-            // Unvisited: `fpu + explore·P/(1 + 0)` without the division.
+            // Unvisited: `fpu + explore·P/(1 + 0)` without the division. The edges are
+            // ordered by prior, so the first unvisited one scores highest of them.
+            if unvisited_scored {
+                continue;
+            }
+            unvisited_scored = true;
             fpu + explore * f64::from(edge.prior)
         } else {
             let child = &tree.nodes[edge.child as usize];

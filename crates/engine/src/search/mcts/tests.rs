@@ -174,6 +174,24 @@ fn tree_is_reused_after_two_plies_and_counts_are_deterministic() {
 }
 
 #[test]
+fn edges_stay_ordered_by_prior_and_a_cleared_tree_searches_as_a_new_one() {
+    let networks = Networks::random(8);
+    let game = Game::from_uci(Some("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"), &[]).unwrap();
+    let mut mcts = Mcts::new(MctsOptions::default(), 5);
+    let first = run(&mut mcts, &networks, &game, 3000);
+    let tree = &mcts.tree;
+    let predicted = tree.nodes.iter().filter(|n| n.expanded && n.predicted).count();
+    assert!(predicted > 1, "nodes with the predictors' priors: {predicted}");
+    for (index, node) in tree.nodes.iter().enumerate().filter(|(_, n)| n.expanded) {
+        let priors: Vec<f32> = tree.edges(index).iter().map(|e| e.prior).collect();
+        assert!(priors.windows(2).all(|w| w[0] >= w[1]), "node {index}: {priors:?}");
+    }
+    mcts.clear();
+    let again = run(&mut mcts, &networks, &game, 3000);
+    assert_eq!((again.best, again.pv, again.nodes), (first.best, first.pv, first.nodes));
+}
+
+#[test]
 fn searchmoves_are_kept_and_a_restricted_root_is_not_reused() {
     let networks = Networks::random(8);
     let mut mcts = Mcts::new(MctsOptions::default(), 7);

@@ -71,7 +71,9 @@ impl Node {
     }
 }
 
-/// Nodes and edges; node 0 is the root.
+/// Nodes and edges; node 0 is the root. Each node's edges are ordered by prior, highest
+/// first (stable: equal priors keep the move generator's order), so that selection
+/// scores only the first unvisited edge of a node.
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
     /// The nodes.
@@ -110,13 +112,36 @@ impl Tree {
         index
     }
 
-    /// Gives `node` its edges.
-    pub fn expand(&mut self, node: usize, edges: impl ExactSizeIterator<Item = Edge>) {
+    /// Gives `node` its edges, ordered by prior.
+    pub fn expand(&mut self, node: usize, edges: &[Edge]) {
         let first = self.edges.len() as u32;
         let count = edges.len().min(usize::from(u16::MAX)) as u16;
-        self.edges.extend(edges.take(usize::from(count)));
+        self.edges.extend_from_slice(&edges[..usize::from(count)]);
         let n = &mut self.nodes[node];
         (n.first, n.count, n.expanded) = (first, count, true);
+        self.order_edges(node);
+    }
+
+    /// Gives the edges of `node` new priors (in the edges' order) and orders them by them.
+    pub fn set_priors(&mut self, node: usize, priors: &[f32]) {
+        let first = self.nodes[node].first as usize;
+        for (edge, &prior) in self.edges[first..first + priors.len()].iter_mut().zip(priors) {
+            edge.prior = prior;
+        }
+        self.order_edges(node);
+    }
+
+    /// Orders the edges of `node` by prior, highest first, keeping the order of equal ones.
+    fn order_edges(&mut self, node: usize) {
+        let n = &self.nodes[node];
+        let run = n.first as usize..n.first as usize + usize::from(n.count);
+        self.edges[run].sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    }
+
+    /// Empties the tree, keeping its memory for the next search.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.edges.clear();
     }
 
     /// Updates the proof of `node` from its children: lost when a child is won (the side
