@@ -86,6 +86,50 @@ pub fn update_rows(out: &mut [f32], weight: &[f32], add: &[u16], remove: &[u16])
     }
 }
 
+/// The dot product of two vectors of equal length.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert_eq!(a.len(), b.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { dot_avx512(a, b) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            return unsafe { dot_avx2(a, b) };
+        }
+    }
+    dot_generic::<false>(a, b)
+}
+
+/// [`dot`] in 16 lanes summed at the end, so that the compiler keeps them in vector registers.
+#[inline(always)]
+fn dot_generic<const FUSED: bool>(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let mut acc = [0f32; LANES];
+    let (a_blocks, b_blocks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_blocks.remainder().iter().zip(b_blocks.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in a_blocks.zip(b_blocks) {
+        for k in 0..LANES {
+            acc[k] = madd::<FUSED>(x[k], y[k], acc[k]);
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
+    dot_generic::<true>(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot_generic::<true>(a, b)
+}
+
 #[inline(always)]
 fn accumulate_generic<W: Weight, const FUSED: bool>(out: &mut [f32], weight: &[W], rows: &[u16], xs: &[f32]) {
     let width = out.len();
@@ -179,6 +223,17 @@ mod tests {
         for j in 0..n_out {
             let expected: f32 = bias[j] + (0..n_in).map(|i| input[i] * weight[i * n_out + j]).sum::<f32>();
             assert!((out[j] - expected).abs() < 1e-4, "output {j}: {} vs {expected}", out[j]);
+        }
+    }
+
+    #[test]
+    fn dot_matches_the_definition_at_every_length() {
+        for n in [0, 1, 15, 16, 17, 64, 256, 259] {
+            let a: Vec<f32> = (0..n).map(|i| ((i * 29 % 53) as f32 - 26.0) / 16.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 11 % 31) as f32 - 15.0) / 8.0).collect();
+            let expected: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - expected).abs() < 1e-3, "length {n}");
+            assert!((dot_generic::<false>(&a, &b) - expected).abs() < 1e-3, "portable, length {n}");
         }
     }
 

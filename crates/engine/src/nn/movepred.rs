@@ -34,15 +34,32 @@ impl PredictorAccumulator {
     pub fn features(&self) -> &SparseFeatures {
         &self.features
     }
+
+    /// How many features differ between this accumulator's position and `features`.
+    pub fn distance(&self, features: &SparseFeatures) -> usize {
+        let mut n = 0;
+        diff(self.features.as_slice(), features.as_slice(), |_, _| n += 1);
+        n
+    }
 }
 
 impl MovePredictor {
     /// Reads stacks `piece` and `square.*` of `model`.
     pub fn from_model(model: &Model) -> Result<MovePredictor, NetworkError> {
-        let stacks: Vec<Stack> = std::iter::once("piece")
+        let mut stacks: Vec<Stack> = std::iter::once("piece")
             .chain(MOVEPRED_SQUARE_STACKS)
             .map(|name| Stack::from_model(model, name))
             .collect::<Result<_, _>>()?;
+        for (i, stack) in stacks.iter_mut().enumerate() {
+            let outputs = if i == 0 { 6 } else { 64 };
+            if stack.layers.len() < 2 || stack.outputs() != outputs {
+                return Err(NetworkError::Invalid {
+                    kind: "movepred",
+                    message: format!("stack `{}` needs two layers or more and {outputs} outputs", stack.name),
+                });
+            }
+            stack.keep_weights_by_output();
+        }
         let offsets = std::iter::once(0)
             .chain(stacks.iter().scan(0, |end, stack| {
                 *end += stack.first_width();
@@ -95,23 +112,27 @@ impl MovePredictor {
         }
     }
 
-    /// The outputs of stack `index` run from its part of `accumulator`, as probabilities.
-    fn probabilities<const N: usize>(
-        &self,
-        index: usize,
-        accumulator: &PredictorAccumulator,
-        scratch: &mut Scratch,
-    ) -> [f32; N] {
-        let first = &accumulator.values[self.offsets[index]..self.offsets[index + 1]];
-        let mut p = [0.0; N];
-        p.copy_from_slice(self.stacks[index].from_first(first, scratch));
+    /// P(piece type) for P N B R Q K.
+    pub fn piece_probabilities(&self, accumulator: &PredictorAccumulator, scratch: &mut Scratch) -> [f32; 6] {
+        let mut p = [0.0; 6];
+        let first = &accumulator.values[self.offsets[0]..self.offsets[1]];
+        self.stacks[0].outputs_at(first, &[0, 1, 2, 3, 4, 5], &mut p, scratch);
         softmax(&mut p);
         p
     }
 
-    /// P(piece type) for P N B R Q K.
-    pub fn piece_probabilities(&self, accumulator: &PredictorAccumulator, scratch: &mut Scratch) -> [f32; 6] {
-        self.probabilities(0, accumulator, scratch)
+    /// The logits of P(destination square | piece type `piece` 0..6) at `squares` only
+    /// (`out[k]` for square `squares[k]`, a1 = 0).
+    pub fn square_logits(
+        &self,
+        piece: usize,
+        accumulator: &PredictorAccumulator,
+        squares: &[usize],
+        out: &mut [f32],
+        scratch: &mut Scratch,
+    ) {
+        let first = &accumulator.values[self.offsets[1 + piece]..self.offsets[2 + piece]];
+        self.stacks[1 + piece].outputs_at(first, squares, out, scratch);
     }
 
     /// P(destination square | piece type `piece` 0..6) for squares a1..h8.
@@ -121,6 +142,10 @@ impl MovePredictor {
         accumulator: &PredictorAccumulator,
         scratch: &mut Scratch,
     ) -> [f32; 64] {
-        self.probabilities(1 + piece, accumulator, scratch)
+        let first = &accumulator.values[self.offsets[1 + piece]..self.offsets[2 + piece]];
+        let mut p = [0.0; 64];
+        p.copy_from_slice(self.stacks[1 + piece].from_first(first, scratch));
+        softmax(&mut p);
+        p
     }
 }

@@ -4,7 +4,7 @@ use deepchess_core::model::LayerRef;
 use deepchess_core::{Activation, Model};
 
 use super::NetworkError;
-use super::kernels::{Bf16, ONES, accumulate_rows, dense_forward};
+use super::kernels::{Bf16, ONES, accumulate_rows, dense_forward, dot};
 
 /// How a stack stores the weights of its dense layers (all but the first, sparse one,
 /// whose rows also feed incremental accumulators and stay f32).
@@ -74,6 +74,8 @@ pub struct Stack {
     pub layers: Vec<Layer>,
     activation: Activation,
     final_activation: bool,
+    /// The last layer's weights by output (`[outputs, inputs]`), for [`Stack::outputs_at`].
+    last_by_output: Vec<f32>,
 }
 
 impl Stack {
@@ -98,7 +100,52 @@ impl Stack {
             layers,
             activation: spec.activation,
             final_activation: spec.final_activation,
+            last_by_output: Vec::new(),
         })
+    }
+
+    /// Keeps a copy of the last layer's weights by output, so that [`Stack::outputs_at`]
+    /// reads each output's weights in one run.
+    pub fn keep_weights_by_output(&mut self) {
+        let last = self.layers.last().expect("a stack has layers");
+        let (inputs, outputs) = (last.inputs, last.outputs);
+        self.last_by_output = (0..outputs * inputs).map(|k| last.weight[(k % inputs) * outputs + k / inputs]).collect();
+    }
+
+    /// Some outputs of a stack of two layers or more (`out[k]` for output `columns[k]`),
+    /// run from the first layer's pre-activation `first`: the last layer computes just
+    /// those columns.
+    pub fn outputs_at(&self, first: &[f32], columns: &[usize], out: &mut [f32], scratch: &mut Scratch) {
+        debug_assert!(self.layers.len() >= 2, "a stack of two layers or more");
+        let last = self.layers.last().expect("a stack has layers");
+        let hidden = self.last_hidden(first, scratch);
+        for (o, &c) in out.iter_mut().zip(columns) {
+            *o = last.bias[c]
+                + if self.last_by_output.is_empty() {
+                    hidden.iter().enumerate().map(|(i, h)| h * last.weight[i * last.outputs + c]).sum()
+                } else {
+                    dot(hidden, &self.last_by_output[c * last.inputs..(c + 1) * last.inputs])
+                };
+        }
+        if self.final_activation {
+            activate(self.activation, out);
+        }
+    }
+
+    /// The last layer's input (a stack of two layers or more), run from the first layer's
+    /// pre-activation `first`.
+    fn last_hidden<'s>(&self, first: &[f32], scratch: &'s mut Scratch) -> &'s [f32] {
+        let Scratch { a, b } = scratch;
+        a.clear();
+        a.extend_from_slice(first);
+        activate(self.activation, a);
+        for layer in &self.layers[1..self.layers.len() - 1] {
+            b.resize(layer.outputs, 0.0);
+            layer.forward(b, a);
+            activate(self.activation, b);
+            std::mem::swap(a, b);
+        }
+        a
     }
 
     /// Output width.

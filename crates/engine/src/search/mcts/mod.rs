@@ -213,16 +213,16 @@ impl Mcts {
         let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
-        self.worker.start(game);
         let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
+        self.worker.start(game, &setting);
         if !self.tree.nodes[0].expanded {
-            playout::expand_root(&mut self.tree, &setting, &root_position, self.worker.scratch());
+            playout::expand_root(&mut self.tree, &setting, &root_position, &mut self.worker);
         }
         let shared = Shared::new(std::mem::take(&mut self.tree), control.nodes());
         let mut helpers = std::mem::take(&mut self.helpers);
         std::thread::scope(|scope| {
             for helper in &mut helpers {
-                helper.start(game);
+                helper.start(game, &setting);
                 let (shared, setting, root) = (&shared, &setting, &root_position);
                 scope.spawn(move || shared.help(setting, helper, root));
             }

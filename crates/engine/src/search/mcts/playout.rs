@@ -11,7 +11,7 @@ use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
 use super::params::PRIOR_VISITS;
-use super::priors;
+use super::priors::{self, PredictorBases};
 use super::select::select;
 use super::tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Tree};
 use super::{LeafEval, MctsOptions};
@@ -19,13 +19,14 @@ use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key_after};
 
 /// The playouts' state: the path, the keys on the way to its node (draw detection), the
-/// leaf evaluation's state and the random generator (rollouts).
+/// leaf evaluation's and the priors' state and the random generator (rollouts).
 #[derive(Clone, Debug)]
 pub struct Worker {
     /// The current playout's path of nodes from the root.
     pub path: Vec<usize>,
     keys: KeyStack,
     resolver: Resolver,
+    bases: PredictorBases,
     scratch: Scratch,
     rng: Xoshiro256PlusPlus,
     /// Deepest node a playout of the current search reached, in plies from the root.
@@ -39,21 +40,27 @@ impl Worker {
             path: Vec::new(),
             keys: KeyStack::new(&Game::default()),
             resolver: Resolver::default(),
+            bases: PredictorBases::default(),
             scratch: Scratch::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             seldepth: 0,
         }
     }
 
-    /// Prepares a search of `game`: its history for draw detection, no depth reached yet.
-    pub fn start(&mut self, game: &Game) {
+    /// Prepares a search of `game`: its history for draw detection, the predictors' first
+    /// layer at its position (under PUCT), no depth reached yet.
+    pub fn start(&mut self, game: &Game, setting: &Setting<'_>) {
         self.keys = KeyStack::new(game);
         self.seldepth = 0;
+        if setting.options.leaf == LeafEval::Puct {
+            self.bases.start(&setting.networks.movepred, game.position());
+        }
     }
 
-    /// The scratch space of the move predictors (the root's priors).
-    pub fn scratch(&mut self) -> &mut Scratch {
-        &mut self.scratch
+    /// The move predictors' priors of `moves` in `position` (`root`: the search's root).
+    fn priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], root: bool) -> Vec<f32> {
+        let accumulator = self.bases.accumulator(&networks.movepred, position);
+        priors::priors(networks, position, moves, root, accumulator, &mut self.scratch)
     }
 }
 
@@ -155,13 +162,9 @@ pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position:
             };
             edges(&moves, &priors)
         })),
-        Need::Priors(moves) => Prepared::Priors(priors::priors(
-            setting.networks,
-            position,
-            &moves,
-            worker.path.len() == 1,
-            &mut worker.scratch,
-        )),
+        Need::Priors(moves) => {
+            Prepared::Priors(worker.priors(setting.networks, position, &moves, worker.path.len() == 1))
+        }
     }
 }
 
@@ -226,12 +229,12 @@ pub fn go_on(
             position.play_unchecked(mv);
             child as usize
         };
-        tree.nodes[node].visits += 1;
+        tree.nodes[node].add_visit();
         worker.keys.push(tree.nodes[child].key);
         path.push(child);
         node = child;
     };
-    tree.nodes[node].visits += 1;
+    tree.nodes[node].add_visit();
     worker.seldepth = worker.seldepth.max(path.len() - 1);
     Step::Leaf(leaf)
 }
@@ -246,7 +249,7 @@ pub fn backup(tree: &mut Tree, worker: &mut Worker, outcome: Outcome) {
     }
     let mut value = f64::from(outcome.result);
     for &node in path.iter().rev() {
-        tree.nodes[node].value += value;
+        tree.nodes[node].add_result(value);
         value = 1.0 - value;
     }
     if tree.nodes[leaf].proof != 0 {
@@ -300,13 +303,13 @@ fn leaf_value(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, move
 
 /// Gives the root its edges: its legal moves (those of `searchmoves` when given) with
 /// the move predictors' priors under PUCT.
-pub fn expand_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, scratch: &mut Scratch) {
+pub fn expand_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, worker: &mut Worker) {
     let mut moves = position.legal_moves();
     if !setting.search_moves.is_empty() {
         moves.retain(|m| setting.search_moves.contains(m));
     }
     let priors = match setting.options.leaf {
-        LeafEval::Puct => priors::priors(setting.networks, position, &moves, true, scratch),
+        LeafEval::Puct => worker.priors(setting.networks, position, &moves, true),
         _ => vec![0.0; moves.len()],
     };
     install_edges(tree, setting, 0, &edges(&moves, &priors), true);

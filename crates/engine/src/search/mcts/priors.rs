@@ -1,12 +1,16 @@
-//! PUCT priors: the move predictors' joint probabilities flattened by a softmax
-//! temperature (higher at the root, where exploration pays most), computed once per node;
-//! until a node has enough visits for them to pay, cheap priors from the captures.
+//! PUCT priors: the move predictors' probabilities over the legal moves, flattened by a
+//! softmax temperature (higher at the root, where exploration pays most), computed once
+//! per node; until a node has enough visits for them to pay, cheap priors from the
+//! captures.
 
-use shakmaty::{Chess, Move, Role};
+use deepchess_core::SparseFeatures;
+use deepchess_core::features::role_index;
+use deepchess_core::move_label::label_destination;
+use shakmaty::{Chess, Move, Position, Role};
 
 use super::params::{ROOT_TEMPERATURE, TREE_TEMPERATURE};
-use crate::nn::{Networks, Scratch, softmax};
-use crate::search::ordering::move_probabilities;
+use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
+use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value};
 
 /// Cheap priors (summing to 1): a softmax over quiet moves 0, captures that do not lose
@@ -33,10 +37,57 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
     scores
 }
 
-/// Priors of `moves` (summing to 1): `p^(1/T)` normalised, `T` the root's or the tree's
-/// temperature.
-pub fn priors(networks: &Networks, position: &Chess, moves: &[Move], root: bool, scratch: &mut Scratch) -> Vec<f32> {
-    let mut p = move_probabilities(&networks.movepred, position, moves, scratch);
+/// The move predictors' first-layer accumulators a worker updates the next one from: the
+/// search root's and the last one computed (a position near either differs from it in a
+/// few pieces).
+#[derive(Clone, Debug, Default)]
+pub struct PredictorBases {
+    root: Option<PredictorAccumulator>,
+    last: Option<PredictorAccumulator>,
+    spare: Option<PredictorAccumulator>,
+}
+
+impl PredictorBases {
+    /// Starts a search of `root`.
+    pub fn start(&mut self, predictor: &MovePredictor, root: &Chess) {
+        self.root = Some(predictor.accumulator(&SparseFeatures::from_position(root)));
+    }
+
+    /// The accumulator of `position`, updated from the nearer base (from scratch where
+    /// both differ in more features than the position has).
+    pub fn accumulator(&mut self, predictor: &MovePredictor, position: &Chess) -> &PredictorAccumulator {
+        let features = SparseFeatures::from_position(position);
+        let distance = |a: &Option<PredictorAccumulator>| a.as_ref().map_or(usize::MAX, |a| a.distance(&features));
+        let base = if distance(&self.root) <= distance(&self.last) { &self.root } else { &self.last };
+        let next = match (base, self.spare.take()) {
+            (Some(base), Some(mut out)) => {
+                predictor.update(base, &features, &mut out);
+                out
+            }
+            (Some(base), None) => {
+                let mut out = base.clone();
+                predictor.update(base, &features, &mut out);
+                out
+            }
+            (None, _) => predictor.accumulator(&features),
+        };
+        self.spare = self.last.replace(next);
+        self.last.as_ref().expect("just set")
+    }
+}
+
+/// Priors of `moves`, all the legal moves of `position` (summing to 1), from the move
+/// predictors' `accumulator` of `position`: `p^(1/T)` normalised, `T` the root's or the
+/// tree's temperature, `p` from [`legal_probabilities`].
+pub fn priors(
+    networks: &Networks,
+    position: &Chess,
+    moves: &[Move],
+    root: bool,
+    accumulator: &PredictorAccumulator,
+    scratch: &mut Scratch,
+) -> Vec<f32> {
+    let mut p = legal_probabilities(&networks.movepred, position, moves, accumulator, scratch);
     let exponent = 1.0 / if root { ROOT_TEMPERATURE } else { TREE_TEMPERATURE };
     for x in &mut p {
         *x = x.max(1e-9).powf(exponent);
@@ -48,10 +99,93 @@ pub fn priors(networks: &Networks, position: &Chess, moves: &[Move], root: bool,
     p
 }
 
+/// P(piece type)·P(destination | piece type) of each of `moves`, the legal moves of
+/// `position` (`accumulator` its predictors' first layer), the destinations' softmax
+/// taken over that piece type's legal destinations only (as policy nets mask illegal
+/// moves): the square predictors compute the logits of those squares alone, a fraction
+/// of their 64 outputs. Under-promotions are scaled down as in move ordering.
+pub fn legal_probabilities(
+    predictor: &MovePredictor,
+    position: &Chess,
+    moves: &[Move],
+    accumulator: &PredictorAccumulator,
+    scratch: &mut Scratch,
+) -> Vec<f32> {
+    let piece = predictor.piece_probabilities(accumulator, scratch);
+    let turn = position.turn();
+    let labels: Vec<(usize, usize)> = moves
+        .iter()
+        .map(|m| (role_index(m.role()), label_destination(m, turn).expect("standard chess has no drops") as usize))
+        .collect();
+    let mut p = vec![0.0; moves.len()];
+    let (mut squares, mut logits, mut by_square) = ([0usize; 64], [0f32; 64], [0f32; 64]);
+    for (kind, &piece_p) in piece.iter().enumerate() {
+        let mut seen = 0u64;
+        let mut n = 0;
+        for &(k, square) in &labels {
+            if k == kind && seen & (1 << square) == 0 {
+                seen |= 1 << square;
+                squares[n] = square;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            continue;
+        }
+        predictor.square_logits(kind, accumulator, &squares[..n], &mut logits[..n], scratch);
+        softmax(&mut logits[..n]);
+        for (&square, &q) in squares[..n].iter().zip(&logits[..n]) {
+            by_square[square] = q;
+        }
+        for (x, &(k, square)) in p.iter_mut().zip(&labels) {
+            if k == kind {
+                *x = piece_p * by_square[square];
+            }
+        }
+    }
+    for (x, m) in p.iter_mut().zip(moves) {
+        if matches!(m.promotion(), Some(role) if role != Role::Queen) {
+            *x *= UNDERPROMOTION_FACTOR;
+        }
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::Position;
+
+    #[test]
+    fn legal_probabilities_are_the_predictors_renormalised_over_legal_destinations() {
+        let networks = Networks::random(11);
+        let predictor = &networks.movepred;
+        let mut scratch = Scratch::default();
+        // Promotions (four moves to one square), a capture, a king, two rooks able to
+        // reach one square.
+        for fen in
+            ["r3k3/1P6/8/8/8/8/8/R3K2R w KQq - 0 1", "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]
+        {
+            let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
+            let moves = position.legal_moves();
+            let accumulator = predictor.accumulator(&SparseFeatures::from_position(&position));
+            let p = legal_probabilities(predictor, &position, &moves, &accumulator, &mut scratch);
+            let piece = predictor.piece_probabilities(&accumulator, &mut scratch);
+            for (m, &got) in moves.iter().zip(&p) {
+                let kind = role_index(m.role());
+                let full = predictor.square_probabilities(kind, &accumulator, &mut scratch);
+                let mut legal = 0u64;
+                for other in moves.iter().filter(|o| role_index(o.role()) == kind) {
+                    legal |= 1 << label_destination(other, position.turn()).unwrap() as usize;
+                }
+                let mass: f32 = (0..64).filter(|s| legal & (1 << s) != 0).map(|s| full[s]).sum();
+                let square = label_destination(m, position.turn()).unwrap() as usize;
+                let factor =
+                    if matches!(m.promotion(), Some(r) if r != Role::Queen) { UNDERPROMOTION_FACTOR } else { 1.0 };
+                let expected = piece[kind] * full[square] / mass * factor;
+                assert!((got - expected).abs() < 1e-5 * expected.max(1.0), "{fen} {m:?}: {got} against {expected}");
+            }
+        }
+    }
 
     #[test]
     fn priors_sum_to_one_keep_their_order_and_the_root_is_flatter() {
@@ -59,9 +193,10 @@ mod tests {
         let position = Chess::default();
         let moves = position.legal_moves();
         let mut scratch = Scratch::default();
-        let raw = move_probabilities(&networks.movepred, &position, &moves, &mut scratch);
-        let root = priors(&networks, &position, &moves, true, &mut scratch);
-        let tree = priors(&networks, &position, &moves, false, &mut scratch);
+        let accumulator = networks.movepred.accumulator(&SparseFeatures::from_position(&position));
+        let raw = legal_probabilities(&networks.movepred, &position, &moves, &accumulator, &mut scratch);
+        let root = priors(&networks, &position, &moves, true, &accumulator, &mut scratch);
+        let tree = priors(&networks, &position, &moves, false, &accumulator, &mut scratch);
         for p in [&root, &tree] {
             assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
             for i in 0..moves.len() {

@@ -28,7 +28,9 @@ pub struct Node {
     /// Zobrist key.
     pub key: u64,
     /// Sum of results, from the view of the side that moved into this node.
-    pub value: f64,
+    value: f64,
+    /// `value / visits` (0 before the first visit), kept up to date for selection.
+    mean: f64,
     /// Playouts through this node.
     pub visits: u32,
     /// First edge in the tree's edge arena.
@@ -54,6 +56,7 @@ impl Node {
         Node {
             key,
             value: 0.0,
+            mean: 0.0,
             visits: 0,
             first: 0,
             count: 0,
@@ -67,7 +70,23 @@ impl Node {
 
     /// Mean result from the view of the side that moved in (0 when never visited).
     pub fn mean(&self) -> f64 {
-        if self.visits == 0 { 0.0 } else { self.value / f64::from(self.visits) }
+        self.mean
+    }
+
+    /// Counts a playout through this node (its result comes with [`Node::add_result`]).
+    pub fn add_visit(&mut self) {
+        self.visits += 1;
+        self.update_mean();
+    }
+
+    /// Adds a playout's result, from the view of the side that moved in.
+    pub fn add_result(&mut self, result: f64) {
+        self.value += result;
+        self.update_mean();
+    }
+
+    fn update_mean(&mut self) {
+        self.mean = if self.visits == 0 { 0.0 } else { self.value / f64::from(self.visits) };
     }
 }
 
