@@ -2,7 +2,7 @@
 //!
 //! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
 //!   time a playout reaches it, with cheap priors from the captures (SEE and the victim's
-//!   value); from 4 visits on (and at the root always) the move predictors' probabilities,
+//!   value); from 2 visits on (and at the root always) the move predictors' probabilities,
 //!   flattened by a softmax temperature (more at the root), replace them. Selection by
 //!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's value and an
 //!   exploration constant that grows with the parent's visits, root and tree constants

@@ -14,5 +14,6 @@ pub const TREE_TEMPERATURE: f32 = 1.3;
 /// 1.4× the playouts, +65 at 1 s + 0.01 s).
 pub const RESOLVE_PLIES: usize = 2;
 /// Visits from which a node's priors come from the move predictors (before that, cheap
-/// priors from the captures; the root always has the predictors').
-pub const PRIOR_VISITS: u32 = 4;
+/// priors from the captures; the root always has the predictors'). 2 against 4 once the
+/// priors cost a fraction of a playout: SPRT H1.
+pub const PRIOR_VISITS: u32 = 2;
