@@ -112,32 +112,27 @@ impl Stack {
         self.last_by_output = (0..outputs * inputs).map(|k| last.weight[(k % inputs) * outputs + k / inputs]).collect();
     }
 
-    /// Some outputs of a stack of two layers or more (`out[k]` for output `columns[k]`),
-    /// run from the first layer's pre-activation `first`: the last layer computes just
-    /// those columns.
+    /// Some outputs of a stack of two layers or more whose weights are kept by output
+    /// ([`Stack::keep_weights_by_output`]): `out[k]` for output `columns[k]`, run from the
+    /// first layer's pre-activation `first`; the last layer computes just those columns.
     pub fn outputs_at(&self, first: &[f32], columns: &[usize], out: &mut [f32], scratch: &mut Scratch) {
-        debug_assert!(self.layers.len() >= 2, "a stack of two layers or more");
+        debug_assert!(self.layers.len() >= 2 && !self.last_by_output.is_empty(), "weights kept by output");
         let last = self.layers.last().expect("a stack has layers");
-        let hidden = self.last_hidden(first, scratch);
+        scratch.a.clear();
+        scratch.a.extend_from_slice(first);
+        self.hidden_layers(scratch);
         for (o, &c) in out.iter_mut().zip(columns) {
-            *o = last.bias[c]
-                + if self.last_by_output.is_empty() {
-                    hidden.iter().enumerate().map(|(i, h)| h * last.weight[i * last.outputs + c]).sum()
-                } else {
-                    dot(hidden, &self.last_by_output[c * last.inputs..(c + 1) * last.inputs])
-                };
+            *o = last.bias[c] + dot(&scratch.a, &self.last_by_output[c * last.inputs..(c + 1) * last.inputs]);
         }
         if self.final_activation {
             activate(self.activation, out);
         }
     }
 
-    /// The last layer's input (a stack of two layers or more), run from the first layer's
-    /// pre-activation `first`.
-    fn last_hidden<'s>(&self, first: &[f32], scratch: &'s mut Scratch) -> &'s [f32] {
+    /// Turns the first layer's pre-activation in `scratch.a` into the last layer's input
+    /// (a stack of two layers or more): the activation, then every layer but the last.
+    fn hidden_layers(&self, scratch: &mut Scratch) {
         let Scratch { a, b } = scratch;
-        a.clear();
-        a.extend_from_slice(first);
         activate(self.activation, a);
         for layer in &self.layers[1..self.layers.len() - 1] {
             b.resize(layer.outputs, 0.0);
@@ -145,7 +140,6 @@ impl Stack {
             activate(self.activation, b);
             std::mem::swap(a, b);
         }
-        a
     }
 
     /// Output width.
@@ -190,20 +184,18 @@ impl Stack {
 
     /// Runs layers 1.. on the first layer's pre-activation held in `scratch.a`.
     fn propagate<'s>(&self, scratch: &'s mut Scratch) -> &'s [f32] {
-        let Scratch { a, b } = scratch;
-        let last = self.layers.len() - 1;
-        if last > 0 || self.final_activation {
-            activate(self.activation, a);
-        }
-        for (i, layer) in self.layers.iter().enumerate().skip(1) {
-            b.resize(layer.outputs, 0.0);
-            layer.forward(b, a);
-            if i < last || self.final_activation {
-                activate(self.activation, b);
-            }
+        if self.layers.len() > 1 {
+            self.hidden_layers(scratch);
+            let Scratch { a, b } = scratch;
+            let last = self.layers.last().expect("a stack has layers");
+            b.resize(last.outputs, 0.0);
+            last.forward(b, a);
             std::mem::swap(a, b);
         }
-        a
+        if self.final_activation {
+            activate(self.activation, &mut scratch.a);
+        }
+        &scratch.a
     }
 }
 
