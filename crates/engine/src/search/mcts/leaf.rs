@@ -38,6 +38,12 @@ impl Resolver {
     /// Expected score for the side to move in `position` (with its legal moves, when
     /// known) after the capture search.
     pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<&[Move]>) -> f32 {
+        1.0 / (1.0 + (-self.logit(networks, position, moves)).exp())
+    }
+
+    /// The capture search's logit for the side to move in `position` (with its legal
+    /// moves, when known).
+    pub fn logit(&mut self, networks: &Networks, position: &Chess, moves: Option<&[Move]>) -> f32 {
         let features = SparseFeatures::from_position(position);
         // The root slot follows from the last leaf's (positions a few plies apart differ
         // in a few pieces), through the next slot.
@@ -47,8 +53,7 @@ impl Resolver {
         let (last, next) = self.stack.split_at_mut(1);
         networks.value.follow(&last[0], &features, &mut next[0]);
         self.stack.swap(0, 1);
-        let logit = self.search(networks, position, 0, MATED, -MATED, moves);
-        1.0 / (1.0 + (-logit).exp())
+        self.search(networks, position, 0, MATED, -MATED, moves)
     }
 
     /// Negamax over captures in logits for the side to move, `stack[ply]` holding this

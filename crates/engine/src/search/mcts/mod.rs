@@ -2,11 +2,12 @@
 //!
 //! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
 //!   time a playout reaches it, with cheap priors from the captures (SEE and the victim's
-//!   value); from 2 visits on (and at the root always) the move predictors' probabilities,
-//!   flattened by a softmax temperature (more at the root), replace them. Selection by
-//!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's value and an
-//!   exploration constant that grows with the parent's visits, root and tree constants
-//!   apart (`select`); a new leaf is judged by the evaluation net after a short capture
+//!   value); from 2 visits on the move predictors' probabilities, flattened by a softmax
+//!   temperature, replace them; the search's root gets them at every search (at the
+//!   root's temperature), each weighted by the leaf evaluation of the move's position.
+//!   Selection by `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's
+//!   value and an exploration constant that grows with the parent's visits, root and
+//!   tree constants apart (`select`); a new leaf is judged by the evaluation net after a short capture
 //!   search (`leaf::Resolver`), so that a piece left hanging or an exchange under way is
 //!   seen.
 //! * The thesis's UCB1 variants, `Q + c·sqrt(ln N / n)`, one untried move expanded per
@@ -215,9 +216,7 @@ impl Mcts {
         self.reuse(key(&root_position), search_moves);
         let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
         self.worker.start(game, &setting);
-        if !self.tree.nodes[0].expanded {
-            playout::expand_root(&mut self.tree, &setting, &root_position, &mut self.worker);
-        }
+        playout::prepare_root(&mut self.tree, &setting, &root_position, &mut self.worker);
         let shared = Shared::new(std::mem::take(&mut self.tree), control.nodes());
         let mut helpers = std::mem::take(&mut self.helpers);
         std::thread::scope(|scope| {

@@ -17,3 +17,6 @@ pub const RESOLVE_PLIES: usize = 2;
 /// priors from the captures; the root always has the predictors'). 2 against 4 once the
 /// priors cost a fraction of a playout: SPRT H1.
 pub const PRIOR_VISITS: u32 = 2;
+/// Weight of the value of each root move's position in the root's priors (SPRT H1, +34.9):
+/// `p^(1/T) · exp(w · v)`, `v` the leaf evaluation's logit for the side that plays it.
+pub const ROOT_VALUE_WEIGHT: f32 = 0.5;

@@ -10,13 +10,13 @@ use rand::rngs::Xoshiro256PlusPlus;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
-use super::params::PRIOR_VISITS;
+use super::params::{PRIOR_VISITS, ROOT_VALUE_WEIGHT};
 use super::priors::{self, PredictorBases};
 use super::select::select;
 use super::tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Tree};
 use super::{LeafEval, MctsOptions};
 use crate::nn::{Networks, Scratch};
-use crate::position_history::{Game, KeyStack, is_rule_draw, key_after};
+use crate::position_history::{Game, KeyStack, is_rule_draw, key_after, played};
 
 /// The playouts' state: the path, the keys on the way to its node (draw detection), the
 /// leaf evaluation's and the priors' state and the random generator (rollouts).
@@ -61,6 +61,16 @@ impl Worker {
     fn priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], root: bool) -> Vec<f32> {
         let accumulator = self.bases.accumulator(&networks.movepred, position);
         priors::priors(networks, position, moves, root, accumulator, &mut self.scratch)
+    }
+
+    /// The search root's priors of `moves`: the move predictors' at the root's temperature,
+    /// each weighted by `exp(ROOT_VALUE_WEIGHT · v)`, `v` the leaf evaluation's logit of
+    /// the move's position for the side that plays it (one capture search per root move).
+    fn root_priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move]) -> Vec<f32> {
+        let predicted = self.priors(networks, position, moves, true);
+        let values: Vec<f32> =
+            moves.iter().map(|&m| -self.resolver.logit(networks, &played(position, m), None)).collect();
+        priors::weighted_by_values(&predicted, &values, ROOT_VALUE_WEIGHT)
     }
 }
 
@@ -162,9 +172,7 @@ pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position:
             };
             edges(&moves, &priors)
         })),
-        Need::Priors(moves) => {
-            Prepared::Priors(worker.priors(setting.networks, position, &moves, worker.path.len() == 1))
-        }
+        Need::Priors(moves) => Prepared::Priors(worker.priors(setting.networks, position, &moves, false)),
     }
 }
 
@@ -301,17 +309,25 @@ fn leaf_value(setting: &Setting<'_>, worker: &mut Worker, position: &Chess, move
     }
 }
 
-/// Gives the root its edges: its legal moves (those of `searchmoves` when given) with
-/// the move predictors' priors under PUCT.
-pub fn expand_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, worker: &mut Worker) {
+/// Gives the root its edges (its legal moves, those of `searchmoves` when given) with the
+/// root's priors under PUCT ([`Worker::root_priors`]); a root kept from the last search
+/// keeps its edges and gets the root's priors in place of those it had as a node below.
+pub fn prepare_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, worker: &mut Worker) {
+    let puct = setting.options.leaf == LeafEval::Puct;
+    if tree.nodes[0].expanded {
+        if puct {
+            let moves: Vec<Move> = tree.edges(0).iter().map(|e| e.mv).collect();
+            let priors = worker.root_priors(setting.networks, position, &moves);
+            tree.set_priors(0, &priors);
+            tree.nodes[0].predicted = true;
+        }
+        return;
+    }
     let mut moves = position.legal_moves();
     if !setting.search_moves.is_empty() {
         moves.retain(|m| setting.search_moves.contains(m));
     }
-    let priors = match setting.options.leaf {
-        LeafEval::Puct => worker.priors(setting.networks, position, &moves, true),
-        _ => vec![0.0; moves.len()],
-    };
+    let priors = if puct { worker.root_priors(setting.networks, position, &moves) } else { vec![0.0; moves.len()] };
     install_edges(tree, setting, 0, &edges(&moves, &priors), true);
 }
 

@@ -99,6 +99,21 @@ pub fn priors(
     p
 }
 
+/// `priors` (summing to 1) weighted by `exp(weight · v)` for each move's value logit `v`
+/// and normalised again.
+pub fn weighted_by_values(priors: &[f32], values: &[f32], weight: f32) -> Vec<f32> {
+    let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut p: Vec<f32> = priors.iter().zip(values).map(|(&p, &v)| p * (weight * (v - top)).exp()).collect();
+    let total: f32 = p.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return priors.to_vec();
+    }
+    for x in &mut p {
+        *x /= total;
+    }
+    p
+}
+
 /// P(piece type)·P(destination | piece type) of each of `moves`, the legal moves of
 /// `position` (`accumulator` its predictors' first layer), the destinations' softmax
 /// taken over that piece type's legal destinations only (as policy nets mask illegal
@@ -209,6 +224,23 @@ mod tests {
         }
         let top = |p: &[f32]| p.iter().copied().fold(0.0, f32::max);
         assert!(top(&root) <= top(&tree), "the root's priors are flatter");
+    }
+
+    #[test]
+    fn priors_weighted_by_values_favour_the_better_moves_and_sum_to_one() {
+        let priors = [0.5, 0.3, 0.2];
+        let values = [-1.0, 0.0, 2.0];
+        let p = weighted_by_values(&priors, &values, 0.5);
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        for (i, expected) in [0.5 * (-0.5f32).exp(), 0.3, 0.2 * 1f32.exp()].iter().enumerate() {
+            let total = 0.5 * (-0.5f32).exp() + 0.3 + 0.2 * 1f32.exp();
+            assert!((p[i] - expected / total).abs() < 1e-6, "{p:?}");
+        }
+        let unweighted = weighted_by_values(&priors, &values, 0.0);
+        assert!(unweighted.iter().zip(priors).all(|(a, b)| (a - b).abs() < 1e-6), "{unweighted:?}");
+        // Values so far apart that every weight underflows but the best's: still a distribution.
+        let p = weighted_by_values(&priors, &[-200.0, -200.0, 200.0], 1.0);
+        assert_eq!(p, vec![0.0, 0.0, 1.0]);
     }
 
     #[test]

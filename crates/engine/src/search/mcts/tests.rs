@@ -174,6 +174,31 @@ fn tree_is_reused_after_two_plies_and_counts_are_deterministic() {
 }
 
 #[test]
+fn a_kept_root_gets_the_priors_of_a_new_root() {
+    let networks = Networks::random(8);
+    let mut mcts = Mcts::new(MctsOptions::default(), 7);
+    let mut game = Game::default();
+    let first = run(&mut mcts, &networks, &game, 3000);
+    game.play(first.best);
+    game.play(first.pv[1]);
+    run(&mut mcts, &networks, &game, 1);
+    let mut fresh = Mcts::new(MctsOptions::default(), 7);
+    run(&mut fresh, &networks, &game, 1);
+    let by_move = |tree: &Tree| {
+        let mut priors: Vec<(String, f32)> = tree.edges(0).iter().map(|e| (uci_move(&e.mv), e.prior)).collect();
+        priors.sort_by(|a, b| a.0.cmp(&b.0));
+        priors
+    };
+    let (kept, new) = (by_move(&mcts.tree), by_move(&fresh.tree));
+    assert!(mcts.tree.nodes[0].visits > 2, "the root is the kept one");
+    assert_eq!(kept.len(), new.len());
+    for ((m, a), (n, b)) in kept.iter().zip(&new) {
+        assert_eq!(m, n);
+        assert!((a - b).abs() <= 1e-5 + 1e-3 * b, "{m}: kept {a}, new {b}");
+    }
+}
+
+#[test]
 fn edges_stay_ordered_by_prior_and_a_cleared_tree_searches_as_a_new_one() {
     let networks = Networks::random(8);
     let game = Game::from_uci(Some("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"), &[]).unwrap();
