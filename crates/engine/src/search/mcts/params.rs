@@ -20,3 +20,6 @@ pub const PRIOR_VISITS: u32 = 2;
 /// Weight of the value of each root move's position in the root's priors (SPRT H1, +34.9):
 /// `p^(1/T) · exp(w · v)`, `v` the leaf evaluation's logit for the side that plays it.
 pub const ROOT_VALUE_WEIGHT: f32 = 0.5;
+/// Share of the cheap capture priors kept in a node's priors once the move predictors'
+/// arrive: `(1 − s)·predictors + s·cheap`.
+pub const CHEAP_PRIOR_SHARE: f32 = 0.25;

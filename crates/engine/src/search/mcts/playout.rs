@@ -10,7 +10,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
-use super::params::{PRIOR_VISITS, ROOT_VALUE_WEIGHT};
+use super::params::{CHEAP_PRIOR_SHARE, PRIOR_VISITS, ROOT_VALUE_WEIGHT};
 use super::priors::{self, PredictorBases};
 use super::select::select;
 use super::tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Tree};
@@ -348,12 +348,47 @@ fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[E
     true
 }
 
-/// Gives `node` the move predictors' priors [`prepare`] made for its edges, unless
-/// another thread already did.
+/// Gives `node` the move predictors' priors [`prepare`] made for its edges, mixed with
+/// the cheap capture priors the edges have until then (a share [`CHEAP_PRIOR_SHARE`]),
+/// unless another thread already did.
 fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
     if tree.nodes[node].predicted {
         return;
     }
-    tree.set_priors(node, priors);
+    let mixed: Vec<f32> = tree
+        .edges(node)
+        .iter()
+        .zip(priors)
+        .map(|(edge, &p)| (1.0 - CHEAP_PRIOR_SHARE) * p + CHEAP_PRIOR_SHARE * edge.prior)
+        .collect();
+    tree.set_priors(node, &mixed);
     tree.nodes[node].predicted = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::mcts::tree::Node;
+
+    #[test]
+    fn the_predictors_priors_keep_a_share_of_the_cheap_ones_once() {
+        let position = Chess::default();
+        let moves: Vec<Move> = position.legal_moves().into_iter().take(3).collect();
+        let mut tree = Tree::default();
+        tree.nodes.push(Node::new(0));
+        tree.expand(0, &edges(&moves, &[0.6, 0.3, 0.1]));
+        // The predictors' priors come in the edges' order (by the cheap priors).
+        install_priors(&mut tree, 0, &[0.1, 0.2, 0.7]);
+        let s = CHEAP_PRIOR_SHARE;
+        let expected = [(1.0 - s) * 0.1 + s * 0.6, (1.0 - s) * 0.2 + s * 0.3, (1.0 - s) * 0.7 + s * 0.1];
+        let priors: Vec<f32> = tree.edges(0).iter().map(|e| e.prior).collect();
+        for edge in tree.edges(0) {
+            let i = moves.iter().position(|&m| m == edge.mv).unwrap();
+            assert!((edge.prior - expected[i]).abs() < 1e-6, "{priors:?}");
+        }
+        assert!(priors.windows(2).all(|w| w[0] >= w[1]), "ordered: {priors:?}");
+        assert!(tree.nodes[0].predicted);
+        install_priors(&mut tree, 0, &[1.0, 0.0, 0.0]);
+        assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), priors, "only once");
+    }
 }
