@@ -1,8 +1,8 @@
 //! Monte Carlo tree search.
 //!
 //! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
-//!   time a playout reaches it, with cheap priors from the captures (SEE and the victim's
-//!   value); from 2 visits on the move predictors' probabilities, flattened by a softmax
+//!   time a playout reaches it, with cheap priors from SEE (winning captures first, moves
+//!   that lose material last); from 2 visits on the move predictors' probabilities, flattened by a softmax
 //!   temperature, take three quarters of each prior (the cheap ones keep a quarter); the
 //!   search's root gets the predictors' alone at every search (at the root's
 //!   temperature), each weighted by the leaf evaluation of the move's position.

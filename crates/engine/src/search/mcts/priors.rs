@@ -11,11 +11,12 @@ use shakmaty::{Chess, Move, Position, Role};
 use super::params::{ROOT_TEMPERATURE, TREE_TEMPERATURE};
 use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
-use crate::search::see::{loses_material, piece_value};
+use crate::search::see::{loses_material, piece_value, see};
 
-/// Cheap priors (summing to 1): a softmax over quiet moves 0, captures that do not lose
-/// material by SEE 1.5 plus the victim's value in units of 4 pawns, losing captures -1,
-/// queen promotions 2, under-promotions -4.
+/// Cheap priors (summing to 1): a softmax over quiet moves 0 (-1 for those whose piece
+/// is lost by SEE on its new square), captures that do not lose material by SEE 1.5 plus
+/// the victim's value in units of 4 pawns, losing captures -1, queen promotions 2,
+/// under-promotions -4.
 pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
     let mut scores: Vec<f32> = moves
         .iter()
@@ -28,6 +29,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
             let capture = match m.capture() {
                 Some(_) if loses_material(position, m) => -1.0,
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
+                None if m.promotion().is_none() && see(position, m) < 0 => -1.0,
                 None => 0.0,
             };
             promotion + capture
@@ -246,7 +248,8 @@ mod tests {
     #[test]
     fn cheap_priors_put_winning_captures_first_and_losing_ones_last() {
         // A rook takes a free queen (d5), the other a defended pawn (b7: the king a8
-        // takes back), or a rook moves quietly.
+        // takes back), or moves quietly: to a safe square (c2, b1, b4; a2, where the queen
+        // would take and be taken by the other rook) or to one the queen takes it on (b3, b5).
         let position = crate::position_history::Game::from_uci(Some("k7/1p6/8/3q4/8/8/1R1R4/4K3 w - - 0 1"), &[])
             .unwrap()
             .position()
@@ -255,7 +258,12 @@ mod tests {
         let p = heuristic(&position, &moves);
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
         let prior = |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
-        assert!(prior("d2d5") > prior("b2b3") && prior("b2b3") > prior("b2b7"));
-        assert_eq!(prior("b2b3"), prior("b2a2"), "quiet moves alike");
+        assert!(prior("d2d5") > prior("b2c2") && prior("b2c2") > prior("b2b7"));
+        assert!(prior("b2c2") > prior("b2b3"), "a quiet move that loses its piece comes last");
+        assert_eq!(prior("b2b3"), prior("b2b7"), "as a losing capture");
+        for safe in ["b2b1", "b2b4", "b2a2"] {
+            assert_eq!(prior(safe), prior("b2c2"), "safe quiet moves alike: {safe}");
+        }
+        assert_eq!(prior("b2b5"), prior("b2b3"), "lost quiet moves alike");
     }
 }
