@@ -21,5 +21,5 @@ pub const PRIOR_VISITS: u32 = 2;
 /// `p^(1/T) · exp(w · v)`, `v` the leaf evaluation's logit for the side that plays it.
 pub const ROOT_VALUE_WEIGHT: f32 = 0.5;
 /// Share of the cheap capture priors kept in a node's priors once the move predictors'
-/// arrive: `(1 − s)·predictors + s·cheap`.
+/// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3).
 pub const CHEAP_PRIOR_SHARE: f32 = 0.25;
