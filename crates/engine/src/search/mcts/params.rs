@@ -23,3 +23,7 @@ pub const ROOT_VALUE_WEIGHT: f32 = 0.5;
 /// Share of the cheap capture priors kept in a node's priors once the move predictors'
 /// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3).
 pub const CHEAP_PRIOR_SHARE: f32 = 0.25;
+/// Cheap prior score of a quiet move that gives check from its destination, where other
+/// quiet moves score 0 and captures that keep material 1.5 and more (against none: SPRT
+/// H1, +61.8; +79 at 1 s + 0.01 s).
+pub const QUIET_CHECK_SCORE: f32 = 0.5;

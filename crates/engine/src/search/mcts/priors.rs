@@ -6,17 +6,17 @@
 use deepchess_core::SparseFeatures;
 use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
-use shakmaty::{Chess, Move, Position, Role};
+use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, attacks};
 
-use super::params::{ROOT_TEMPERATURE, TREE_TEMPERATURE};
+use super::params::{QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
 use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value, see};
 
-/// Cheap priors (summing to 1): a softmax over quiet moves 0 (-1 for those whose piece
-/// is lost by SEE on its new square), captures that do not lose material by SEE 1.5 plus
-/// the victim's value in units of 4 pawns, losing captures -1, queen promotions 2,
-/// under-promotions -4.
+/// Cheap priors (summing to 1): a softmax over quiet moves 0 ([`QUIET_CHECK_SCORE`] for
+/// those that give check directly, -1 for those whose piece is lost by SEE on its new
+/// square), captures that do not lose material by SEE 1.5 plus the victim's value in
+/// units of 4 pawns, losing captures -1, queen promotions 2, under-promotions -4.
 pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
     let mut scores: Vec<f32> = moves
         .iter()
@@ -30,6 +30,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
                 Some(_) if loses_material(position, m) => -1.0,
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
                 None if m.promotion().is_none() && see(position, m) < 0 => -1.0,
+                None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
                 None => 0.0,
             };
             promotion + capture
@@ -37,6 +38,20 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
         .collect();
     softmax(&mut scores);
     scores
+}
+
+/// Whether the piece `m` moves (or promotes to) attacks the enemy king from its
+/// destination (discovered checks and castling are not seen).
+fn gives_direct_check(position: &Chess, m: &Move) -> bool {
+    let (Some(from), to) = (m.from(), m.to()) else { return false };
+    if m.is_castle() {
+        return false;
+    }
+    let board = position.board();
+    let Some(king) = board.king_of(!position.turn()) else { return false };
+    let occupied = (board.occupied() ^ Bitboard::from(from)) | Bitboard::from(to);
+    let piece = Piece { color: position.turn(), role: m.promotion().unwrap_or(m.role()) };
+    attacks::attacks(to, piece, occupied).contains(king)
 }
 
 /// The move predictors' first-layer accumulators a worker updates the next one from: the
@@ -248,8 +263,9 @@ mod tests {
     #[test]
     fn cheap_priors_put_winning_captures_first_and_losing_ones_last() {
         // A rook takes a free queen (d5), the other a defended pawn (b7: the king a8
-        // takes back), or moves quietly: to a safe square (c2, b1, b4; a2, where the queen
-        // would take and be taken by the other rook) or to one the queen takes it on (b3, b5).
+        // takes back), or moves quietly: to a safe square (c2, b1, b4), with check to a2 (where
+        // the queen would take and be taken by the other rook) or to one the queen takes it
+        // on (b3, b5).
         let position = crate::position_history::Game::from_uci(Some("k7/1p6/8/3q4/8/8/1R1R4/4K3 w - - 0 1"), &[])
             .unwrap()
             .position()
@@ -261,7 +277,8 @@ mod tests {
         assert!(prior("d2d5") > prior("b2c2") && prior("b2c2") > prior("b2b7"));
         assert!(prior("b2c2") > prior("b2b3"), "a quiet move that loses its piece comes last");
         assert_eq!(prior("b2b3"), prior("b2b7"), "as a losing capture");
-        for safe in ["b2b1", "b2b4", "b2a2"] {
+        assert!(prior("d2d5") > prior("b2a2") && prior("b2a2") > prior("b2c2"), "a quiet check before quiet moves");
+        for safe in ["b2b1", "b2b4", "d2h2"] {
             assert_eq!(prior(safe), prior("b2c2"), "safe quiet moves alike: {safe}");
         }
         assert_eq!(prior("b2b5"), prior("b2b3"), "lost quiet moves alike");
