@@ -6,16 +6,16 @@
 use deepchess_core::SparseFeatures;
 use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
-use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, attacks};
+use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square, attacks};
 
-use super::params::{QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
+use super::params::{ESCAPE_SCORE, QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
 use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value, see};
 
 /// Cheap priors (summing to 1): a softmax over quiet moves 0 ([`QUIET_CHECK_SCORE`] for
-/// those that give check directly, -1 for those whose piece is lost by SEE on its new
-/// square), captures that do not lose material by SEE 1.5 plus the victim's value in
+/// those that give check directly, [`ESCAPE_SCORE`] for those that take a threatened piece
+/// to safety, -1 for those whose piece is lost by SEE on its new square), captures that do not lose material by SEE 1.5 plus the victim's value in
 /// units of 4 pawns, losing captures -1, queen promotions 2, under-promotions -4.
 pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
     let mut scores: Vec<f32> = moves
@@ -31,6 +31,9 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
                 None if m.promotion().is_none() && see(position, m) < 0 => -1.0,
                 None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
+                None if m.promotion().is_none() && m.from().is_some_and(|from| threatened(position, from)) => {
+                    ESCAPE_SCORE
+                }
                 None => 0.0,
             };
             promotion + capture
@@ -52,6 +55,24 @@ fn gives_direct_check(position: &Chess, m: &Move) -> bool {
     let occupied = (board.occupied() ^ Bitboard::from(from)) | Bitboard::from(to);
     let piece = Piece { color: position.turn(), role: m.promotion().unwrap_or(m.role()) };
     attacks::attacks(to, piece, occupied).contains(king)
+}
+
+/// Whether the piece of the side to move on `from` (not its king) can be taken with
+/// gain: it is attacked by a cheaper piece, or attacked and not defended.
+fn threatened(position: &Chess, from: Square) -> bool {
+    let board = position.board();
+    let Some(piece) = board.piece_at(from) else { return false };
+    if piece.role == Role::King {
+        return false;
+    }
+    let occupied = board.occupied();
+    let attackers = board.attacks_to(from, !piece.color, occupied);
+    if attackers.is_empty() {
+        return false;
+    }
+    let value = piece_value(piece.role);
+    attackers.into_iter().any(|a| board.role_at(a).is_some_and(|r| piece_value(r) < value))
+        || board.attacks_to(from, piece.color, occupied).is_empty()
 }
 
 /// The move predictors' first-layer accumulators a worker updates the next one from: the
@@ -258,6 +279,23 @@ mod tests {
         // Values so far apart that every weight underflows but the best's: still a distribution.
         let p = weighted_by_values(&priors, &[-200.0, -200.0, 200.0], 1.0);
         assert_eq!(p, vec![0.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn cheap_priors_favour_taking_a_threatened_piece_to_safety() {
+        // The knight on c3 is attacked by the pawn on b4, the rook on h1 by nothing.
+        let position = crate::position_history::Game::from_uci(Some("k7/8/8/8/1p6/2N5/8/4K2R w - - 0 1"), &[])
+            .unwrap()
+            .position()
+            .clone();
+        let moves = position.legal_moves();
+        let p = heuristic(&position, &moves);
+        let prior = |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
+        assert!(prior("c3e4") > prior("h1h2"), "the threatened knight's escape before a quiet rook move");
+        assert_eq!(prior("c3e4"), prior("c3d5"));
+        assert_eq!(prior("h1h2"), prior("e1d2"), "no threat, no bonus");
+        assert!(threatened(&position, Square::C3) && !threatened(&position, Square::H1));
+        assert!(!threatened(&position, Square::E1), "the king is not counted");
     }
 
     #[test]
