@@ -1,10 +1,10 @@
 //! Monte Carlo tree search.
 //!
 //! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
-//!   time a playout reaches it, with cheap priors from SEE (winning captures first, moves
-//!   that lose material last); from 2 visits on the move predictors' probabilities,
-//!   flattened by a softmax temperature, take three quarters of each prior (the cheap
-//!   ones keep a quarter); the search's root gets the predictors' alone at every search
+//!   time a playout reaches it, with cheap priors from SEE (winning captures first, then
+//!   quiet checks and threatened pieces' escapes, moves that lose material last); from 2
+//!   visits on the move predictors' probabilities, flattened by a softmax temperature,
+//!   take half of each prior (the cheap ones keep the other half); the search's root gets the predictors' alone at every search
 //!   (at the root's temperature), each weighted by the leaf evaluation of the move's
 //!   position. Selection by `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the
 //!   parent's value and an exploration constant that grows with the parent's visits, root

@@ -1,7 +1,7 @@
 //! PUCT priors: the move predictors' probabilities over the legal moves, flattened by a
 //! softmax temperature (higher at the root, where exploration pays most), computed once
-//! per node; until a node has enough visits for them to pay, cheap priors from the
-//! captures.
+//! per node; until a node has enough visits for them to pay, cheap priors from SEE,
+//! checks and threats.
 
 use deepchess_core::SparseFeatures;
 use deepchess_core::features::role_index;
