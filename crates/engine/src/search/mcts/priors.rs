@@ -281,16 +281,20 @@ mod tests {
         assert_eq!(p, vec![0.0, 0.0, 1.0]);
     }
 
+    /// The position of `fen` and its cheap priors by UCI move (checked to sum to 1).
+    fn cheap_priors_of(fen: &str) -> (Chess, impl Fn(&str) -> f32) {
+        let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
+        let moves = position.legal_moves();
+        let p = heuristic(&position, &moves);
+        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        let prior = move |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
+        (position, prior)
+    }
+
     #[test]
     fn cheap_priors_favour_taking_a_threatened_piece_to_safety() {
         // The knight on c3 is attacked by the pawn on b4, the rook on h1 by nothing.
-        let position = crate::position_history::Game::from_uci(Some("k7/8/8/8/1p6/2N5/8/4K2R w - - 0 1"), &[])
-            .unwrap()
-            .position()
-            .clone();
-        let moves = position.legal_moves();
-        let p = heuristic(&position, &moves);
-        let prior = |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
+        let (position, prior) = cheap_priors_of("k7/8/8/8/1p6/2N5/8/4K2R w - - 0 1");
         assert!(prior("c3e4") > prior("h1h2"), "the threatened knight's escape before a quiet rook move");
         assert_eq!(prior("c3e4"), prior("c3d5"));
         assert_eq!(prior("h1h2"), prior("e1d2"), "no threat, no bonus");
@@ -304,14 +308,7 @@ mod tests {
         // takes back), or moves quietly: to a safe square (c2, b1, b4), with check to a2 (where
         // the queen would take and be taken by the other rook) or to one the queen takes it
         // on (b3, b5).
-        let position = crate::position_history::Game::from_uci(Some("k7/1p6/8/3q4/8/8/1R1R4/4K3 w - - 0 1"), &[])
-            .unwrap()
-            .position()
-            .clone();
-        let moves = position.legal_moves();
-        let p = heuristic(&position, &moves);
-        assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
-        let prior = |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
+        let (_, prior) = cheap_priors_of("k7/1p6/8/3q4/8/8/1R1R4/4K3 w - - 0 1");
         assert!(prior("d2d5") > prior("b2c2") && prior("b2c2") > prior("b2b7"));
         assert!(prior("b2c2") > prior("b2b3"), "a quiet move that loses its piece comes last");
         assert_eq!(prior("b2b3"), prior("b2b7"), "as a losing capture");
