@@ -4,13 +4,14 @@
 //!   time a playout reaches it, with cheap priors from SEE (winning captures first, then
 //!   quiet checks and threatened pieces' escapes, moves that lose material last); from 2
 //!   visits on the move predictors' probabilities, flattened by a softmax temperature,
-//!   take half of each prior (the cheap ones keep the other half); the search's root gets the predictors' alone at every search
-//!   (at the root's temperature), each weighted by the leaf evaluation of the move's
-//!   position. Selection by `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the
-//!   parent's value and an exploration constant that grows with the parent's visits, root
-//!   and tree constants apart (`select`); a new leaf is judged by the evaluation net after
-//!   a short capture search (`leaf::Resolver`), so that a piece left hanging or an
-//!   exchange under way is seen.
+//!   take half of each prior (the cheap ones keep the other half); the search's root
+//!   gets the predictors' alone at every search (at the root's temperature), each
+//!   weighted by the leaf evaluation of the move's position. Selection by
+//!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's value and an
+//!   exploration constant that grows with the parent's visits, root and tree constants
+//!   apart (`select`); a new leaf is judged by the evaluation net after a short capture
+//!   search (`leaf::Resolver`), so that a piece left hanging or an exchange under way is
+//!   seen.
 //! * The thesis's UCB1 variants, `Q + c·sqrt(ln N / n)`, one untried move expanded per
 //!   playout, the new leaf judged by `Value`: the evaluation net;
 //!   `PredictorRollout`: moves sampled from the move predictors until a quiet position,

@@ -14,10 +14,12 @@ use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value, see};
 
 /// Cheap priors (summing to 1): a softmax over quiet moves 0 ([`QUIET_CHECK_SCORE`] for
-/// those that give check directly, [`ESCAPE_SCORE`] for those that take a threatened piece
-/// to safety, -1 for those whose piece is lost by SEE on its new square), captures that do not lose material by SEE 1.5 plus the victim's value in
-/// units of 4 pawns, losing captures -1, queen promotions 2, under-promotions -4.
+/// those that give check directly, [`ESCAPE_SCORE`] for those that take a threatened
+/// piece to safety, -1 for those whose piece is lost by SEE on its new square), captures
+/// that do not lose material by SEE 1.5 plus the victim's value in units of 4 pawns,
+/// losing captures -1, queen promotions 2, under-promotions -4.
 pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
+    let threatened = threatened_pieces(position);
     let mut scores: Vec<f32> = moves
         .iter()
         .map(|m| {
@@ -31,7 +33,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
                 None if m.promotion().is_none() && see(position, m) < 0 => -1.0,
                 None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
-                None if m.promotion().is_none() && m.from().is_some_and(|from| threatened(position, from)) => {
+                None if m.promotion().is_none() && m.from().is_some_and(|from| threatened.contains(from)) => {
                     ESCAPE_SCORE
                 }
                 None => 0.0,
@@ -41,6 +43,11 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
         .collect();
     softmax(&mut scores);
     scores
+}
+
+/// The squares of the side to move's pieces that are [`threatened`], found once per node.
+fn threatened_pieces(position: &Chess) -> Bitboard {
+    position.board().by_color(position.turn()).into_iter().filter(|&sq| threatened(position, sq)).collect()
 }
 
 /// Whether the piece `m` moves (or promotes to) attacks the enemy king from its
