@@ -4,7 +4,11 @@
 playouts it reports (`nodes`) are summed; engines take turns, ROUNDS times. Run it on an
 otherwise idle machine: it measures wall-clock time.
 
-Usage: python3 benches/mcts_playouts.py MS STEP ROUNDS ENGINE [ENGINE ...] [--epd EPD]
+Every engine gets `Hash HASH` MB (512 unless `--hash` says otherwise): the first PUCT's
+tree fills the default 16 MB within 100 ms and then stops growing, and its later
+playouts, which expand nothing, would count as if they did.
+
+Usage: python3 benches/mcts_playouts.py MS STEP ROUNDS ENGINE [ENGINE ...] [--epd EPD] [--hash MB]
 (EPD defaults to ../shared/data/sts.epd; `python3 benches/mcts_playouts.py 100 94 2
 old/deepchess target/release/deepchess` is the measurement in docs/RESULTS.md, "MCTS").
 """
@@ -16,7 +20,7 @@ import sys
 class Engine:
     """A UCI engine on pipes, with `Search mcts` set."""
 
-    def __init__(self, command: str):
+    def __init__(self, command: str, hash_mb: int):
         self.command = command
         try:
             self.process = subprocess.Popen(
@@ -27,6 +31,7 @@ class Engine:
         self.send("uci")
         self.wait("uciok")
         self.send("setoption name Search value mcts")
+        self.send(f"setoption name Hash value {hash_mb}")
         self.send("isready")
         self.wait("readyok")
 
@@ -71,24 +76,33 @@ def positions(epd: str, step: int) -> list:
 def main() -> None:
     args = sys.argv[1:]
     epd = "../shared/data/sts.epd"
-    if "--epd" in args:
-        i = args.index("--epd")
-        if i + 1 >= len(args):
-            sys.exit("--epd needs a file")
-        epd = args[i + 1]
-        del args[i : i + 2]
+    hash_mb = "512"
+    for flag in ("--epd", "--hash"):
+        if flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                sys.exit(f"{flag} needs a value")
+            if flag == "--epd":
+                epd = args[i + 1]
+            else:
+                hash_mb = args[i + 1]
+            del args[i : i + 2]
     if len(args) < 4:
         sys.exit(__doc__)
     try:
         ms, step, rounds = int(args[0]), int(args[1]), int(args[2])
     except ValueError:
         sys.exit(f"MS, STEP and ROUNDS must be integers, got {args[:3]}\n{__doc__}")
+    try:
+        hash_mb = int(hash_mb)
+    except ValueError:
+        sys.exit(f"--hash must be an integer number of MB, got {hash_mb!r}")
     if ms < 1 or step < 1 or rounds < 1:
         sys.exit(f"MS, STEP and ROUNDS must be at least 1, got {args[:3]}")
     fens = positions(epd, step)
     for r in range(1, rounds + 1):
         for command in args[3:]:
-            engine = Engine(command)
+            engine = Engine(command, hash_mb)
             counts = [engine.playouts(fen, ms) for fen in fens]
             engine.quit()
             print(
