@@ -75,18 +75,15 @@ def positions(epd: str, step: int) -> list:
 
 def main() -> None:
     args = sys.argv[1:]
-    epd = "../shared/data/sts.epd"
-    hash_mb = "512"
-    for flag in ("--epd", "--hash"):
+    options = {"--epd": "../shared/data/sts.epd", "--hash": "512"}
+    for flag in options:
         if flag in args:
             i = args.index(flag)
             if i + 1 >= len(args):
                 sys.exit(f"{flag} needs a value")
-            if flag == "--epd":
-                epd = args[i + 1]
-            else:
-                hash_mb = args[i + 1]
+            options[flag] = args[i + 1]
             del args[i : i + 2]
+    epd = options["--epd"]
     if len(args) < 4:
         sys.exit(__doc__)
     try:
@@ -94,9 +91,11 @@ def main() -> None:
     except ValueError:
         sys.exit(f"MS, STEP and ROUNDS must be integers, got {args[:3]}\n{__doc__}")
     try:
-        hash_mb = int(hash_mb)
+        hash_mb = int(options["--hash"])
     except ValueError:
-        sys.exit(f"--hash must be an integer number of MB, got {hash_mb!r}")
+        hash_mb = 0
+    if hash_mb < 1:
+        sys.exit(f"--hash must be a positive number of MB, got {options['--hash']!r}")
     if ms < 1 or step < 1 or rounds < 1:
         sys.exit(f"MS, STEP and ROUNDS must be at least 1, got {args[:3]}")
     fens = positions(epd, step)
