@@ -1,6 +1,8 @@
-//! Benchmarks: the search bench (fixed positions, fixed depth, deterministic node count)
-//! and single-thread network throughput.
+//! Benchmarks: the search bench (fixed positions, fixed depth, deterministic node count),
+//! the MCTS bench (the same positions, fixed playouts) and single-thread network
+//! throughput.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use deepchess_core::SparseFeatures;
@@ -8,13 +10,14 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
 
+use crate::engine::Engine;
 use crate::nn::{Code, Networks, Scratch};
 use crate::position_history::Game;
 use crate::search::eval::{self, EvalOptions};
 use crate::search::history::Histories;
 use crate::search::ordering::move_probabilities;
 use crate::search::tt::Table;
-use crate::search::{Control, SearchResult};
+use crate::search::{Control, Limits, SearchResult};
 
 /// Positions of the search bench: openings, middlegames and endgames.
 pub const BENCH_POSITIONS: [&str; 8] = [
@@ -67,6 +70,36 @@ pub fn search_bench(
         each(&position);
     }
     (nodes, elapsed)
+}
+
+/// Default playouts per position of the MCTS bench: about 0.1 s each on a desktop core,
+/// the tree sizes of a 100 ms search.
+pub const MCTS_BENCH_PLAYOUTS: u64 = 30_000;
+
+/// Searches every bench position for `playouts` playouts with `engine` as set (`Search
+/// mcts` and any other options), after a `ucinewgame` each (the tree dropped, its memory
+/// kept) and one untimed search of the first position that brings the tree's memory in,
+/// so that the time is the playouts' alone. Returns the playouts and the time.
+pub fn mcts_bench(engine: &mut Engine, playouts: u64, mut each: impl FnMut(&BenchPosition)) -> (u64, Duration) {
+    let search = |engine: &mut Engine, game: &Game| {
+        engine.new_game();
+        let limits = Limits { nodes: Some(playouts), ..Limits::default() };
+        let start = Instant::now();
+        let result = engine.go(game, &limits, Arc::default(), &mut |_| {}).expect("bench positions have moves");
+        (result, start.elapsed())
+    };
+    let games: Vec<Game> =
+        BENCH_POSITIONS.iter().map(|fen| Game::from_uci(Some(fen), &[]).expect("bench positions are valid")).collect();
+    search(engine, &games[0]);
+    let (mut total, mut elapsed) = (0, Duration::ZERO);
+    for (fen, game) in BENCH_POSITIONS.into_iter().zip(&games) {
+        let (result, time) = search(engine, game);
+        let position = BenchPosition { fen, result, elapsed: time };
+        total += position.result.nodes;
+        elapsed += time;
+        each(&position);
+    }
+    (total, elapsed)
 }
 
 /// One network throughput figure.
@@ -156,4 +189,25 @@ pub fn nn_bench(networks: &Networks, budget: Duration) -> Vec<Throughput> {
     out.push(Throughput { name: "move-predictor positions/s (all legal moves scored)", per_second });
     std::hint::black_box(sink);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mcts_bench_spends_the_playouts_on_every_position_and_repeats() {
+        let mut engine = Engine::new(Networks::random(5));
+        engine.set_option("Search", "mcts").unwrap();
+        let mut seen = Vec::new();
+        let (total, _) = mcts_bench(&mut engine, 300, |p| seen.push((p.fen, p.result.nodes, p.result.best)));
+        assert_eq!(seen.len(), BENCH_POSITIONS.len());
+        assert_eq!(total, seen.iter().map(|s| s.1).sum::<u64>());
+        // Every position but the mate in one (proven at once) takes the playouts asked.
+        let mate = BENCH_POSITIONS[6];
+        assert!(seen.iter().all(|&(fen, nodes, _)| if fen == mate { nodes < 300 } else { nodes == 300 }), "{seen:?}");
+        let mut again = Vec::new();
+        mcts_bench(&mut engine, 300, |p| again.push((p.fen, p.result.nodes, p.result.best)));
+        assert_eq!(seen, again, "a fresh tree each: the same playouts and moves");
+    }
 }

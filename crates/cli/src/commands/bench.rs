@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use deepchess_engine::bench::{BENCH_DEPTH, nn_bench, search_bench};
+use deepchess_engine::bench::{BENCH_DEPTH, BenchPosition, MCTS_BENCH_PLAYOUTS, mcts_bench, nn_bench, search_bench};
 use deepchess_engine::engine::Engine;
 use deepchess_engine::nn::Networks;
 use deepchess_train::device::DeviceChoice;
@@ -31,6 +31,17 @@ enum BenchMode {
     /// deterministic node count as `nodes=<n> nps=<n>`, then as the last line `<n> nodes
     /// <n> nps`, the form OpenBench's worker reads from `deepchess bench`.
     Search(SearchBenchArgs),
+    /// MCTS (`Search mcts`) over the search bench's positions for a fixed number of
+    /// playouts each, one thread unless `--option Threads=N`; prints each search's
+    /// playouts per second, then `<n> playouts <n> playouts/s`.
+    Mcts {
+        /// Playouts per position.
+        #[arg(long, default_value_t = MCTS_BENCH_PLAYOUTS)]
+        playouts: u64,
+        /// A UCI option of the engine as NAME=VALUE (`Hash`, `Threads`, ...).
+        #[arg(long = "option", value_name = "NAME=VALUE")]
+        options: Vec<String>,
+    },
     /// Single-thread throughput of each network.
     Nn {
         /// Seconds spent on each measurement.
@@ -83,6 +94,19 @@ struct SearchBenchArgs {
     options: Vec<String>,
 }
 
+/// An engine on `networks` with `options` (NAME=VALUE, UCI options) set in order; an
+/// error names the option.
+fn engine_with(networks: Networks, options: &[String]) -> anyhow::Result<Engine> {
+    let mut engine = Engine::new(networks);
+    for option in options {
+        let Some((name, value)) = option.split_once('=') else {
+            anyhow::bail!("--option `{option}`: expected NAME=VALUE")
+        };
+        engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
+    }
+    Ok(engine)
+}
+
 /// Runs `deepchess bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let networks = || Networks::load_or_embedded(args.models.as_deref()).context("loading the networks");
@@ -104,13 +128,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             println!("positions_per_second={rate:.0} width={width} batch={batch} batches={batches}");
         }
         BenchMode::Search(SearchBenchArgs { depth, options }) => {
-            let mut engine = Engine::new(networks()?);
-            for option in &options {
-                let Some((name, value)) = option.split_once('=') else {
-                    anyhow::bail!("--option `{option}`: expected NAME=VALUE")
-                };
-                engine.set_option(name, value).map_err(|e| anyhow::anyhow!("--option {option}: {e}"))?;
-            }
+            let engine = engine_with(networks()?, &options)?;
             let (nodes, elapsed) = search_bench(engine.networks(), depth, engine.eval_search_options(), |p| {
                 println!(
                     "{:<72} depth {} nodes {:>9} {:>7.0} ms bestmove {}",
@@ -126,6 +144,22 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             // OpenBench reads the last line with `\d+\s+nodes` and `\d+\s+nps`; the line above
             // would give it the node count as the speed.
             println!("{nodes} nodes {nps} nps");
+        }
+        BenchMode::Mcts { playouts, options } => {
+            anyhow::ensure!(playouts > 0, "--playouts must be positive");
+            let options: Vec<String> = std::iter::once("Search=mcts".to_string()).chain(options).collect();
+            let mut engine = engine_with(networks()?, &options)?;
+            let (total, elapsed) = mcts_bench(&mut engine, playouts, |p: &BenchPosition| {
+                println!(
+                    "{:<72} playouts {:>8} {:>7.1} ms {:>8.0} playouts/s bestmove {}",
+                    p.fen,
+                    p.result.nodes,
+                    p.elapsed.as_secs_f64() * 1000.0,
+                    p.result.nodes as f64 / p.elapsed.as_secs_f64().max(1e-9),
+                    deepchess_engine::search::uci_move(&p.result.best)
+                );
+            });
+            println!("{total} playouts {:.0} playouts/s", total as f64 / elapsed.as_secs_f64().max(1e-9));
         }
         BenchMode::Nn { seconds } => {
             anyhow::ensure!(seconds.is_finite() && seconds > 0.0, "--seconds must be positive, got {seconds}");
