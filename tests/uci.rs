@@ -338,7 +338,7 @@ fn multipv_wdl_hashfull_and_clear_hash() {
         field(line, "hashfull").unwrap().parse().unwrap()
     };
     let full = hashfull(&lines);
-    assert!(full > 10, "{full}");
+    assert!(full > 0, "the search stored entries: {full}");
     // The table keeps what it learnt, until `Clear Hash`: the same search again takes
     // fewer nodes, and as many as a fresh engine's after it. `hashfull` counts the entries
     // of the current search only.
