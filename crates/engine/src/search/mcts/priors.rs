@@ -19,7 +19,8 @@ use crate::search::see::{loses_material, piece_value, see};
 /// that do not lose material by SEE 1.5 plus the victim's value in units of 4 pawns,
 /// losing captures -1, queen promotions 2, under-promotions -4.
 pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
-    let threatened = threatened_pieces(position);
+    let enemy = EnemyAttacks::of(position);
+    let threatened = threatened_pieces(position, &enemy);
     let mut scores: Vec<f32> = moves
         .iter()
         .map(|m| {
@@ -31,7 +32,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
             let capture = match m.capture() {
                 Some(_) if loses_material(position, m) => -1.0,
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
-                None if m.promotion().is_none() && see(position, m) < 0 => -1.0,
+                None if m.promotion().is_none() && enemy.may_take(m) && see(position, m) < 0 => -1.0,
                 None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
                 None if m.promotion().is_none() && m.from().is_some_and(|from| threatened.contains(from)) => {
                     ESCAPE_SCORE
@@ -45,9 +46,45 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
     scores
 }
 
-/// The squares of the side to move's pieces that are [`threatened`], found once per node.
-fn threatened_pieces(position: &Chess) -> Bitboard {
-    position.board().by_color(position.turn()).into_iter().filter(|&sq| threatened(position, sq)).collect()
+/// What the side not to move attacks, found once per node so that most quiet moves and
+/// pieces skip the exchange evaluation and the threat test (the same answers, less work).
+struct EnemyAttacks {
+    /// Squares it attacks.
+    all: Bitboard,
+    /// Squares its bishops, rooks and queens attack.
+    sliders: Bitboard,
+}
+
+impl EnemyAttacks {
+    fn of(position: &Chess) -> EnemyAttacks {
+        let board = position.board();
+        let occupied = board.occupied();
+        let (mut all, mut sliders) = (Bitboard::EMPTY, Bitboard::EMPTY);
+        for square in board.by_color(!position.turn()) {
+            let Some(piece) = board.piece_at(square) else { continue };
+            let attacked = attacks::attacks(square, piece, occupied);
+            all |= attacked;
+            if matches!(piece.role, Role::Bishop | Role::Rook | Role::Queen) {
+                sliders |= attacked;
+            }
+        }
+        EnemyAttacks { all, sliders }
+    }
+
+    /// Whether the piece of quiet move `m` can be taken on its destination: it is
+    /// attacked there, or a slider sees the square it leaves (a line it may open).
+    fn may_take(&self, m: &Move) -> bool {
+        self.all.contains(m.to()) || m.from().is_some_and(|from| self.sliders.contains(from))
+    }
+}
+
+/// The squares of the side to move's pieces that are [`threatened`], found once per node
+/// among those `enemy` attacks.
+fn threatened_pieces(position: &Chess, enemy: &EnemyAttacks) -> Bitboard {
+    (position.board().by_color(position.turn()) & enemy.all)
+        .into_iter()
+        .filter(|&sq| threatened(position, sq))
+        .collect()
 }
 
 /// Whether the piece `m` moves (or promotes to) attacks the enemy king from its
@@ -296,6 +333,44 @@ mod tests {
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
         let prior = move |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
         (position, prior)
+    }
+
+    #[test]
+    fn the_enemy_attack_filter_skips_only_what_cannot_be_lost_or_threatened() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let (mut checked, mut lost) = (0, 0);
+        for _ in 0..40 {
+            let mut position = Chess::default();
+            for _ in 0..80 {
+                let moves = position.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let enemy = EnemyAttacks::of(&position);
+                for m in moves.iter().filter(|m| !m.is_capture() && !m.is_promotion()) {
+                    checked += 1;
+                    if see(&position, m) < 0 {
+                        lost += 1;
+                        assert!(
+                            enemy.may_take(m),
+                            "{m:?} in {}",
+                            shakmaty::fen::Fen::from_position(&position, shakmaty::EnPassantMode::Legal)
+                        );
+                    }
+                }
+                let all: Bitboard = position
+                    .board()
+                    .by_color(position.turn())
+                    .into_iter()
+                    .filter(|&sq| threatened(&position, sq))
+                    .collect();
+                assert_eq!(threatened_pieces(&position, &enemy), all);
+                position.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 10_000 && lost > 500, "{checked} quiet moves, {lost} lost");
     }
 
     #[test]

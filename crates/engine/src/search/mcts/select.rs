@@ -4,8 +4,24 @@
 //! thesis's variants. Proven results steer it: a won child is taken at once, a lost one
 //! only when nothing else is left.
 
+use std::sync::LazyLock;
+
 use super::params::{C_ROOT, C_SCALE, C_TREE};
 use super::tree::{NONE, Tree};
+
+/// Parent visits below which the exploration term comes from [`EXPLORATION`] instead of
+/// a logarithm and a square root at every selection.
+const TABLED_VISITS: usize = 4096;
+
+/// The PUCT exploration term `c·(1 + ln((N + B)/B))·sqrt(N)` of `N` parent visits, for
+/// the root's and the tree's `c`: the same value, bit for bit, whether tabled or not.
+fn exploration(base: f64, visits: f64) -> f64 {
+    base * (1.0 + ((visits + C_SCALE) / C_SCALE).ln()) * visits.sqrt()
+}
+
+/// [`exploration`] for the tree's `c` at parent visits below [`TABLED_VISITS`].
+static EXPLORATION: LazyLock<Vec<f64>> =
+    LazyLock::new(|| (0..TABLED_VISITS).map(|n| exploration(C_TREE, n as f64)).collect());
 
 /// The edge of `node` to follow: by PUCT when `puct`, else by UCB1 with constant `c`
 /// (every untried move first, in the generator's order).
@@ -15,8 +31,11 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
     let edges = tree.edges(node);
     let n = f64::from(parent.visits.max(1));
     let (explore, fpu) = if puct {
-        let base = if root { C_ROOT } else { C_TREE };
-        let explore = base * (1.0 + ((n + C_SCALE) / C_SCALE).ln()) * n.sqrt();
+        let visits = parent.visits.max(1) as usize;
+        let explore = match EXPLORATION.get(visits) {
+            Some(&tabled) if !root => tabled,
+            _ => exploration(if root { C_ROOT } else { C_TREE }, n),
+        };
         // First-play urgency: an unvisited child is worth the parent's value for the side
         // to move there (who moves into the children).
         (explore, if parent.visits == 0 { 0.5 } else { 1.0 - parent.mean() })
@@ -58,4 +77,17 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
         }
     }
     first + best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tabled_exploration_is_the_computed_one_bit_for_bit() {
+        for visits in [1usize, 2, 7, 100, 1000, TABLED_VISITS - 1] {
+            assert_eq!(EXPLORATION[visits].to_bits(), exploration(C_TREE, visits as f64).to_bits(), "{visits}");
+        }
+        assert!(exploration(C_TREE, 100.0) > exploration(C_TREE, 10.0));
+    }
 }

@@ -11,6 +11,15 @@ pub const NODE_BYTES: usize = std::mem::size_of::<Node>();
 /// Bytes of an edge.
 pub const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
 
+/// A key whose increasing order is `prior`'s decreasing [`f32::total_cmp`] order, ties
+/// broken by `index`, increasing.
+fn descending_key(prior: f32, index: usize) -> u64 {
+    let bits = prior.to_bits();
+    // Unsigned order of the floats: negatives' bits all flipped, positives' sign bit set.
+    let ascending = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
+    (u64::from(!ascending) << 32) | index as u64
+}
+
 /// A move out of a node with its prior and, once played, its child.
 #[derive(Clone, Copy, Debug)]
 pub struct Edge {
@@ -150,11 +159,15 @@ impl Tree {
         self.order_edges(node);
     }
 
-    /// Orders the edges of `node` by prior, highest first, keeping the order of equal ones.
+    /// Orders the edges of `node` by prior, highest first, keeping the order of equal ones
+    /// (as a stable sort by [`f32::total_cmp`] does, by sorting integer keys).
     fn order_edges(&mut self, node: usize) {
         let n = &self.nodes[node];
-        let run = n.first as usize..n.first as usize + usize::from(n.count);
-        self.edges[run].sort_by(|a, b| b.prior.total_cmp(&a.prior));
+        let run = &mut self.edges[n.first as usize..n.first as usize + usize::from(n.count)];
+        let mut keys: Vec<u64> = run.iter().enumerate().map(|(i, e)| descending_key(e.prior, i)).collect();
+        keys.sort_unstable();
+        let ordered: Vec<Edge> = keys.iter().map(|&k| run[(k & 0xffff_ffff) as usize]).collect();
+        run.copy_from_slice(&ordered);
     }
 
     /// Empties the tree, keeping its memory for the next search.
@@ -225,5 +238,20 @@ impl Tree {
             tree.nodes[new] = node;
         }
         tree
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_order_priors_as_a_stable_descending_total_order_sort() {
+        let priors = [0.25f32, -0.0, 0.0, 1.0, 0.25, f32::MIN_POSITIVE, -1.5, 0.25, f32::INFINITY, -0.0, 3e-9];
+        let mut expected: Vec<usize> = (0..priors.len()).collect();
+        expected.sort_by(|&a, &b| priors[b].total_cmp(&priors[a]));
+        let mut keys: Vec<u64> = priors.iter().enumerate().map(|(i, &p)| descending_key(p, i)).collect();
+        keys.sort_unstable();
+        assert_eq!(keys.iter().map(|&k| (k & 0xffff_ffff) as usize).collect::<Vec<_>>(), expected);
     }
 }
