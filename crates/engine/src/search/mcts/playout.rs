@@ -13,7 +13,7 @@ use super::leaf::{self, Resolver};
 use super::params::{CHEAP_PRIOR_SHARE, PRIOR_VISITS, ROOT_VALUE_WEIGHT};
 use super::priors::{self, PredictorBases};
 use super::select::select;
-use super::tree::{EDGE_BYTES, Edge, NODE_BYTES, NONE, Tree};
+use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, Tree};
 use super::{LeafEval, MctsOptions};
 use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key_after, played};
@@ -158,7 +158,7 @@ pub enum Prepared {
 pub fn descend(tree: &mut Tree, setting: &Setting<'_>, worker: &mut Worker, position: &mut Chess) -> Step {
     worker.path.clear();
     worker.path.push(0);
-    worker.keys.push(tree.nodes[0].key);
+    worker.keys.push(tree.keys[0]);
     go_on(tree, setting, worker, position, None)
 }
 
@@ -196,7 +196,7 @@ pub fn go_on(
         if n.proof != 0 {
             break Leaf::Known(if n.proof > 0 { 1.0 } else { 0.0 });
         }
-        if let Some(result) = n.terminal {
+        if let Some(result) = n.terminal_result() {
             break Leaf::Known(result);
         }
         if !n.expanded {
@@ -231,14 +231,14 @@ pub fn go_on(
             }
             let parent = position.clone();
             position.play_unchecked(mv);
-            let child_key = key_after(&parent, tree.nodes[node].key, mv, position);
+            let child_key = key_after(&parent, tree.keys[node], mv, position);
             tree.add_child(edge, child_key)
         } else {
             position.play_unchecked(mv);
             child as usize
         };
         tree.nodes[node].add_visit();
-        worker.keys.push(tree.nodes[child].key);
+        worker.keys.push(tree.keys[child]);
         path.push(child);
         node = child;
     };
@@ -291,7 +291,7 @@ fn ending(position: &Chess, keys: &KeyStack) -> Result<MoveList, Ending> {
 /// Marks `node` as a finished game.
 fn mark(tree: &mut Tree, node: usize, ending: Ending) {
     let n = &mut tree.nodes[node];
-    n.terminal = Some(ending.result);
+    n.terminal = Some(if ending.mate { GameEnd::Mate } else { GameEnd::Draw });
     n.repetition = ending.repetition;
     if ending.mate {
         n.proof = 1;
@@ -368,14 +368,13 @@ fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::mcts::tree::Node;
 
     #[test]
     fn the_predictors_priors_keep_a_share_of_the_cheap_ones_once() {
         let position = Chess::default();
         let moves: Vec<Move> = position.legal_moves().into_iter().take(3).collect();
         let mut tree = Tree::default();
-        tree.nodes.push(Node::new(0));
+        tree.reset(0);
         tree.expand(0, &edges(&moves, &[0.6, 0.3, 0.1]));
         // The predictors' priors come in the edges' order (by the cheap priors).
         install_priors(&mut tree, 0, &[0.1, 0.2, 0.7]);

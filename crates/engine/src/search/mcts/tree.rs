@@ -6,8 +6,8 @@ use shakmaty::Move;
 
 /// No child node yet (an edge never played in the tree).
 pub const NONE: u32 = u32::MAX;
-/// Bytes of a node.
-pub const NODE_BYTES: usize = std::mem::size_of::<Node>();
+/// Bytes of a node and its key.
+pub const NODE_BYTES: usize = std::mem::size_of::<Node>() + std::mem::size_of::<u64>();
 /// Bytes of an edge.
 pub const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
 
@@ -31,11 +31,18 @@ pub struct Edge {
     pub child: u32,
 }
 
-/// A position in the tree.
+/// How the game ended at a node, for the side that moved into it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameEnd {
+    /// Drawn (stalemate, a draw by rule or by repetition): 0.5.
+    Draw,
+    /// The side to move is mated: 1 for the side that moved in.
+    Mate,
+}
+
+/// A position in the tree (32 bytes; its Zobrist key is kept apart, in [`Tree::keys`]).
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// Zobrist key.
-    pub key: u64,
     /// Sum of results, from the view of the side that moved into this node.
     value: f64,
     /// `value / visits` (0 before the first visit), kept up to date for selection.
@@ -50,8 +57,8 @@ pub struct Node {
     pub expanded: bool,
     /// Whether the edges' priors come from the move predictors.
     pub predicted: bool,
-    /// The result if the game is over here, same view as `value`.
-    pub terminal: Option<f32>,
+    /// How the game ended here, if it did.
+    pub terminal: Option<GameEnd>,
     /// Whether `terminal` is a repetition draw (history dependent: undone on reuse).
     pub repetition: bool,
     /// A proven result for the side that moved into this node: `n > 0` a win (mate
@@ -59,11 +66,16 @@ pub struct Node {
     pub proof: i16,
 }
 
+impl Default for Node {
+    fn default() -> Node {
+        Node::new()
+    }
+}
+
 impl Node {
     /// A fresh, unexpanded node.
-    pub fn new(key: u64) -> Node {
+    pub fn new() -> Node {
         Node {
-            key,
             value: 0.0,
             mean: 0.0,
             visits: 0,
@@ -75,6 +87,14 @@ impl Node {
             repetition: false,
             proof: 0,
         }
+    }
+
+    /// The result of the finished game here for the side that moved in, if it is over.
+    pub fn terminal_result(&self) -> Option<f32> {
+        self.terminal.map(|end| match end {
+            GameEnd::Draw => 0.5,
+            GameEnd::Mate => 1.0,
+        })
     }
 
     /// Mean result from the view of the side that moved in (0 when never visited).
@@ -106,6 +126,9 @@ impl Node {
 pub struct Tree {
     /// The nodes.
     pub nodes: Vec<Node>,
+    /// Each node's Zobrist key (apart from the nodes, which selection reads, so that more
+    /// of them fit in the caches).
+    pub keys: Vec<u64>,
     /// The edges, each node's in one run.
     pub edges: Vec<Edge>,
 }
@@ -114,6 +137,13 @@ impl Tree {
     /// Bytes the tree takes.
     pub fn memory(&self) -> usize {
         self.nodes.len() * NODE_BYTES + self.edges.len() * EDGE_BYTES
+    }
+
+    /// Starts the tree afresh with a root of key `key`.
+    pub fn reset(&mut self, key: u64) {
+        self.clear();
+        self.nodes.push(Node::new());
+        self.keys.push(key);
     }
 
     /// The edges of `node`.
@@ -135,7 +165,8 @@ impl Tree {
     /// Adds a child for edge `edge` of the tree; returns its index.
     pub fn add_child(&mut self, edge: usize, key: u64) -> usize {
         let index = self.nodes.len();
-        self.nodes.push(Node::new(key));
+        self.nodes.push(Node::new());
+        self.keys.push(key);
         self.edges[edge].child = index as u32;
         index
     }
@@ -173,6 +204,7 @@ impl Tree {
     /// Empties the tree, keeping its memory for the next search.
     pub fn clear(&mut self) {
         self.nodes.clear();
+        self.keys.clear();
         self.edges.clear();
     }
 
@@ -211,10 +243,12 @@ impl Tree {
     /// back to an unexpanded leaf (its visits, value and proof kept: proofs rest on mates
     /// alone); repetition draws are undone (history dependent).
     pub fn compact(&self, root: usize, keep: impl Fn(&Node) -> bool) -> Tree {
-        let mut tree = Tree { nodes: Vec::with_capacity(self.nodes.len()), edges: Vec::new() };
+        let mut tree =
+            Tree { nodes: Vec::with_capacity(self.nodes.len()), keys: Vec::with_capacity(self.nodes.len()), edges: Vec::new() };
         // (old node, new node)
         let mut stack = vec![(root, 0usize)];
         tree.nodes.push(self.nodes[root].clone());
+        tree.keys.push(self.keys[root]);
         while let Some((old, new)) = stack.pop() {
             let mut node = self.nodes[old].clone();
             if node.repetition {
@@ -232,6 +266,7 @@ impl Tree {
                     copy.child = tree.nodes.len() as u32;
                     stack.push((edge.child as usize, tree.nodes.len()));
                     tree.nodes.push(self.nodes[edge.child as usize].clone());
+                    tree.keys.push(self.keys[edge.child as usize]);
                 }
                 tree.edges.push(copy);
             }
@@ -244,6 +279,12 @@ impl Tree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_takes_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+        assert_eq!(NODE_BYTES, 40, "with its key");
+    }
 
     #[test]
     fn keys_order_priors_as_a_stable_descending_total_order_sort() {
