@@ -270,7 +270,9 @@ impl Mcts {
                     || node_budget.is_some_and(|n| started >= n)
                     || tree.nodes[0].proof != 0
                     || control.depth.is_some_and(|d| frozen || tree.depth_reached(d));
-                let hard = control.stopped() || (clock && control.hard_expired()) || node_budget.is_some_and(|n| started >= 2 * n);
+                let hard = control.stopped()
+                    || (clock && control.hard_expired())
+                    || node_budget.is_some_and(|n| started >= 2 * n);
                 let extend = self.options.select == FinalMove::Both && tree.disagree();
                 if hard || (budget_spent && !extend) {
                     break;

@@ -243,8 +243,11 @@ impl Tree {
     /// back to an unexpanded leaf (its visits, value and proof kept: proofs rest on mates
     /// alone); repetition draws are undone (history dependent).
     pub fn compact(&self, root: usize, keep: impl Fn(&Node) -> bool) -> Tree {
-        let mut tree =
-            Tree { nodes: Vec::with_capacity(self.nodes.len()), keys: Vec::with_capacity(self.nodes.len()), edges: Vec::new() };
+        let mut tree = Tree {
+            nodes: Vec::with_capacity(self.nodes.len()),
+            keys: Vec::with_capacity(self.nodes.len()),
+            edges: Vec::new(),
+        };
         // (old node, new node)
         let mut stack = vec![(root, 0usize)];
         tree.nodes.push(self.nodes[root].clone());
