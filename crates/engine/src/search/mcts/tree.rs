@@ -40,8 +40,9 @@ pub enum GameEnd {
     Mate,
 }
 
-/// A position in the tree (32 bytes; its Zobrist key is kept apart, in [`Tree::keys`]).
-#[derive(Clone, Debug)]
+/// A position in the tree (32 bytes; its Zobrist key is kept apart, in [`Tree::keys`]);
+/// the default is a fresh, unexpanded node.
+#[derive(Clone, Debug, Default)]
 pub struct Node {
     /// Sum of results, from the view of the side that moved into this node.
     value: f64,
@@ -66,29 +67,7 @@ pub struct Node {
     pub proof: i16,
 }
 
-impl Default for Node {
-    fn default() -> Node {
-        Node::new()
-    }
-}
-
 impl Node {
-    /// A fresh, unexpanded node.
-    pub fn new() -> Node {
-        Node {
-            value: 0.0,
-            mean: 0.0,
-            visits: 0,
-            first: 0,
-            count: 0,
-            expanded: false,
-            predicted: false,
-            terminal: None,
-            repetition: false,
-            proof: 0,
-        }
-    }
-
     /// The result of the finished game here for the side that moved in, if it is over.
     pub fn terminal_result(&self) -> Option<f32> {
         self.terminal.map(|end| match end {
@@ -142,7 +121,7 @@ impl Tree {
     /// Starts the tree afresh with a root of key `key`.
     pub fn reset(&mut self, key: u64) {
         self.clear();
-        self.nodes.push(Node::new());
+        self.nodes.push(Node::default());
         self.keys.push(key);
     }
 
@@ -165,7 +144,7 @@ impl Tree {
     /// Adds a child for edge `edge` of the tree; returns its index.
     pub fn add_child(&mut self, edge: usize, key: u64) -> usize {
         let index = self.nodes.len();
-        self.nodes.push(Node::new());
+        self.nodes.push(Node::default());
         self.keys.push(key);
         self.edges[edge].child = index as u32;
         index
