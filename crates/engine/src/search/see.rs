@@ -3,7 +3,7 @@
 //! whenever continuing would lose (x-rays through the pieces that have captured are
 //! seen; pins and checks are not).
 
-use shakmaty::{Bitboard, Board, Chess, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square, attacks};
 
 /// Material values used by the exchange evaluation, in centipawns.
 pub fn piece_value(role: Role) -> i32 {
@@ -23,7 +23,64 @@ const CHEAPEST_FIRST: [Role; 6] = [Role::Pawn, Role::Knight, Role::Bishop, Role:
 /// Whether `m` is a capture that loses material by SEE. A capture of a piece worth at
 /// least the capturer's never does, and skips the exchange evaluation.
 pub fn loses_material(position: &Chess, m: &Move) -> bool {
-    m.capture().is_some_and(|victim| piece_value(victim) < piece_value(m.role())) && see(position, m) < 0
+    m.capture().is_some_and(|victim| piece_value(victim) < piece_value(m.role())) && !see_ge(position, m, 0)
+}
+
+/// Whether [`see`] of `m` is at least `threshold`, found without the whole exchange
+/// (as Stockfish's `see_ge`): the balance is kept against the threshold and the exchange
+/// stops as soon as the side to capture cannot change the answer; the attackers are found
+/// once and the sliders behind a capturing pawn, bishop, rook or queen added as it leaves.
+/// The same answer as `see(position, m) >= threshold` for every move (tested).
+pub fn see_ge(position: &Chess, m: &Move, threshold: i32) -> bool {
+    let (Some(from), to) = (m.from(), m.to()) else { return 0 >= threshold };
+    if m.is_castle() {
+        return 0 >= threshold;
+    }
+    let board = position.board();
+    let mut occupied = board.occupied() ^ Bitboard::from(from);
+    if m.is_en_passant() {
+        occupied ^= Bitboard::from(Square::from_coords(to.file(), from.rank()));
+    }
+    let promotion_gain = m.promotion().map_or(0, |role| piece_value(role) - piece_value(Role::Pawn));
+    // What the mover's side is ahead of the threshold if the exchange stops here.
+    let mut swap = m.capture().map_or(0, piece_value) + promotion_gain - threshold;
+    if swap < 0 {
+        return false;
+    }
+    // What the other side is ahead of it after taking the piece on the square.
+    swap = m.promotion().map_or(piece_value(m.role()), piece_value) - swap;
+    if swap <= 0 {
+        return true;
+    }
+    let diagonal = board.bishops_and_queens();
+    let straight = board.rooks_and_queens();
+    let mut attackers = board.attacks_to(to, Color::White, occupied) | board.attacks_to(to, Color::Black, occupied);
+    let mut side = position.turn();
+    // Whether the mover's side reaches the threshold if the exchange stops now.
+    let mut reached = true;
+    loop {
+        side = !side;
+        attackers &= occupied;
+        let ours = attackers & board.by_color(side);
+        let Some((role, square)) = cheapest(board, ours) else { break };
+        if role == Role::King {
+            // The king may not capture onto a defended square.
+            return if (attackers & !board.by_color(side)).any() { reached } else { !reached };
+        }
+        reached = !reached;
+        swap = piece_value(role) - swap;
+        if swap < i32::from(reached) {
+            break;
+        }
+        occupied ^= Bitboard::from(square);
+        if matches!(role, Role::Pawn | Role::Bishop | Role::Queen) {
+            attackers |= attacks::bishop_attacks(to, occupied) & diagonal;
+        }
+        if matches!(role, Role::Rook | Role::Queen) {
+            attackers |= attacks::rook_attacks(to, occupied) & straight;
+        }
+    }
+    reached
 }
 
 /// The exchange value of `m` in `position` for the side playing it, in centipawns
@@ -78,7 +135,7 @@ mod tests {
     use shakmaty::uci::UciMove;
     use shakmaty::{CastlingMode, Chess};
 
-    use super::see;
+    use super::{see, see_ge};
 
     fn see_of(fen: &str, uci: &str) -> i32 {
         let position: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
@@ -116,5 +173,39 @@ mod tests {
         // A quiet knight move onto a square a pawn attacks loses the knight; a safe one is 0.
         assert_eq!(see_of("4k3/8/8/8/5p2/8/8/4KN2 w - - 0 1", "f1g3"), -320);
         assert_eq!(see_of("4k3/8/8/8/5p2/8/8/4KN2 w - - 0 1", "f1d2"), 0);
+    }
+
+    #[test]
+    fn see_ge_answers_as_the_whole_exchange_does() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        use shakmaty::Position;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let thresholds = [-900, -321, -320, -101, -100, -1, 0, 1, 99, 100, 220, 320, 500, 900];
+        let (mut checked, mut exchanges) = (0, 0);
+        for _ in 0..60 {
+            let mut position = Chess::default();
+            for _ in 0..100 {
+                let moves = position.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for m in &moves {
+                    let value = see(&position, m);
+                    exchanges += usize::from(value != 0 && m.capture().is_none() || value < 0);
+                    for threshold in thresholds {
+                        checked += 1;
+                        assert_eq!(
+                            see_ge(&position, m, threshold),
+                            value >= threshold,
+                            "{m:?} (see {value}) at {threshold} in {}",
+                            shakmaty::fen::Fen::from_position(&position, shakmaty::EnPassantMode::Legal)
+                        );
+                    }
+                }
+                position.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 500_000 && exchanges > 5_000, "{checked} answers, {exchanges} losing exchanges");
     }
 }

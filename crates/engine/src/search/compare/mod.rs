@@ -33,7 +33,7 @@ use shakmaty::{Chess, Color, Move, MoveList, Position};
 
 use super::history::is_quiet;
 use super::ordering::OrderedMoves;
-use super::see::see;
+use super::see::see_ge;
 use super::tt::unpack_move;
 use super::{Control, Info, MATE, MAX_PLY, Report, Reporter, Score, SearchResult};
 use crate::nn::{Accumulator, Code, Networks, Scratch, StudentCode};
@@ -437,7 +437,7 @@ impl Searcher<'_> {
         let mut i = 0;
         while let Some(m) = ordered.next_best() {
             let child = played(position, m);
-            if i > 0 && is_quiet(&m) && !child.is_check() && (futile || (see_prunes && see(position, &m) < 0)) {
+            if i > 0 && is_quiet(&m) && !child.is_check() && (futile || (see_prunes && !see_ge(position, &m, 0))) {
                 continue;
             }
             self.enter(position, Some(m), &child, ply);

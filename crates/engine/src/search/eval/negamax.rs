@@ -9,7 +9,7 @@ use super::params::Params;
 use super::searcher::{INFINITY, Searcher};
 use crate::position_history::{key_after_null, played};
 use crate::search::history::{PieceTo, is_quiet};
-use crate::search::see::see;
+use crate::search::see::see_ge;
 use crate::search::tt::{Bound, Entry, pack_move, unpack_move};
 use crate::search::{MATE, MAX_PLY, TB_WIN, TB_WIN_BOUND, set_pv};
 use crate::tablebase::Outcome;
@@ -260,7 +260,7 @@ impl Searcher<'_> {
             {
                 let threshold =
                     if quiet { -params.see_quiet_margin * depth * depth } else { -params.see_capture_margin * depth };
-                if see(position, &m) < threshold {
+                if !see_ge(position, &m, threshold) {
                     continue;
                 }
             }

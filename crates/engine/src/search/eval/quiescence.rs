@@ -6,7 +6,7 @@ use shakmaty::{Chess, MoveList, Position, Role};
 use super::negamax::sharpened;
 use super::searcher::{INFINITY, Searcher};
 use crate::search::ordering::mvv_lva;
-use crate::search::see::see;
+use crate::search::see::see_ge;
 use crate::search::tt::{Bound, pack_move};
 use crate::search::{MATE, MAX_PLY, set_pv};
 
@@ -66,7 +66,7 @@ impl Searcher<'_> {
         }
         let mut best_move = None;
         for m in moves {
-            if !in_check && self.options.see && see(position, &m) < 0 {
+            if !in_check && self.options.see && !see_ge(position, &m, 0) {
                 continue;
             }
             let child = self.make(position, m, ply);

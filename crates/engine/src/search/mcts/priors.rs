@@ -11,7 +11,7 @@ use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square, attacks};
 use super::params::{ESCAPE_SCORE, QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
 use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
-use crate::search::see::{loses_material, piece_value, see};
+use crate::search::see::{loses_material, piece_value, see_ge};
 
 /// Cheap priors (summing to 1): a softmax over quiet moves 0 ([`QUIET_CHECK_SCORE`] for
 /// those that give check directly, [`ESCAPE_SCORE`] for those that take a threatened
@@ -32,7 +32,7 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
             let capture = match m.capture() {
                 Some(_) if loses_material(position, m) => -1.0,
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
-                None if m.promotion().is_none() && enemy.may_take(m) && see(position, m) < 0 => -1.0,
+                None if m.promotion().is_none() && enemy.may_take(m) && !see_ge(position, m, 0) => -1.0,
                 None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
                 None if m.promotion().is_none() && m.from().is_some_and(|from| threatened.contains(from)) => {
                     ESCAPE_SCORE
@@ -351,7 +351,7 @@ mod tests {
                 let enemy = EnemyAttacks::of(&position);
                 for m in moves.iter().filter(|m| !m.is_capture() && !m.is_promotion()) {
                     checked += 1;
-                    if see(&position, m) < 0 {
+                    if crate::search::see::see(&position, m) < 0 {
                         lost += 1;
                         assert!(
                             enemy.may_take(m),

@@ -110,6 +110,9 @@ pub struct Tree {
     pub keys: Vec<u64>,
     /// The edges, each node's in one run.
     pub edges: Vec<Edge>,
+    /// Buffers of [`Tree::order_edges`], kept so that ordering a node's edges allocates
+    /// nothing.
+    ordering: (Vec<u64>, Vec<Edge>),
 }
 
 impl Tree {
@@ -174,10 +177,13 @@ impl Tree {
     fn order_edges(&mut self, node: usize) {
         let n = &self.nodes[node];
         let run = &mut self.edges[n.first as usize..n.first as usize + usize::from(n.count)];
-        let mut keys: Vec<u64> = run.iter().enumerate().map(|(i, e)| descending_key(e.prior, i)).collect();
+        let (keys, ordered) = &mut self.ordering;
+        keys.clear();
+        keys.extend(run.iter().enumerate().map(|(i, e)| descending_key(e.prior, i)));
         keys.sort_unstable();
-        let ordered: Vec<Edge> = keys.iter().map(|&k| run[(k & 0xffff_ffff) as usize]).collect();
-        run.copy_from_slice(&ordered);
+        ordered.clear();
+        ordered.extend(keys.iter().map(|&k| run[(k & 0xffff_ffff) as usize]));
+        run.copy_from_slice(ordered);
     }
 
     /// Empties the tree, keeping its memory for the next search.
@@ -226,6 +232,7 @@ impl Tree {
             nodes: Vec::with_capacity(self.nodes.len()),
             keys: Vec::with_capacity(self.nodes.len()),
             edges: Vec::new(),
+            ordering: Default::default(),
         };
         // (old node, new node)
         let mut stack = vec![(root, 0usize)];
