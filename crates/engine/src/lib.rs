@@ -11,6 +11,8 @@ pub mod bench;
 pub mod engine;
 pub mod nn;
 pub mod position_history;
+#[cfg(test)]
+mod random_games;
 pub mod search;
 pub mod tablebase;
 pub mod uci_server;

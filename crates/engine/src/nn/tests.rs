@@ -7,6 +7,7 @@ use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
 
 use super::*;
+use crate::random_games::random_game;
 
 /// Textbook forward pass: `y[j] = b[j] + Σ_i x[i]·W[i][j]`, one output at a time.
 fn naive(model: &Model, stack: &str, input: &[f32]) -> Vec<f32> {
@@ -36,22 +37,6 @@ fn naive(model: &Model, stack: &str, input: &[f32]) -> Vec<f32> {
         x = y;
     }
     x
-}
-
-/// Positions of a seeded random game.
-fn random_game(seed: u64, plies: usize) -> Vec<Chess> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut pos = Chess::default();
-    let mut out = vec![pos.clone()];
-    for _ in 0..plies {
-        let moves = pos.legal_moves();
-        if moves.is_empty() {
-            break;
-        }
-        pos.play_unchecked(moves[rng.random_range(0..moves.len())]);
-        out.push(pos.clone());
-    }
-    out
 }
 
 fn dense(pos: &Chess) -> Vec<f32> {

@@ -3,32 +3,16 @@
 use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_STACK};
 use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
 use deepchess_core::{Model, ModelKind, SparseFeatures};
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{Chess, Color};
 
 use super::*;
 use crate::nn::embedded_model;
 use crate::nn::{random_model, random_model_with};
+use crate::random_games::random_game;
 
 /// Positions along seeded random games (every ply of `games` games of up to 60 plies).
 fn random_games(seed: u64, games: usize) -> Vec<Vec<Chess>> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    (0..games)
-        .map(|_| {
-            let mut position = Chess::default();
-            let mut line = vec![position.clone()];
-            for _ in 0..60 {
-                let moves = position.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                position.play_unchecked(moves[rng.random_range(0..moves.len())]);
-                line.push(position.clone());
-            }
-            line
-        })
-        .collect()
+    (0..games as u64).map(|game| random_game(seed.wrapping_mul(1_000).wrapping_add(game), 60)).collect()
 }
 
 /// The float student's code of a position: SCReLU of both perspectives and the side to move,
