@@ -54,7 +54,13 @@ pub fn see_ge(position: &Chess, m: &Move, threshold: i32) -> bool {
     }
     let diagonal = board.bishops_and_queens();
     let straight = board.rooks_and_queens();
-    let mut attackers = board.attacks_to(to, Color::White, occupied) | board.attacks_to(to, Color::Black, occupied);
+    // Both sides' attackers, each slider lookup done once.
+    let mut attackers = (attacks::rook_attacks(to, occupied) & straight)
+        | (attacks::bishop_attacks(to, occupied) & diagonal)
+        | (attacks::knight_attacks(to) & board.knights())
+        | (attacks::king_attacks(to) & board.kings())
+        | (attacks::pawn_attacks(Color::Black, to) & board.pawns() & board.white())
+        | (attacks::pawn_attacks(Color::White, to) & board.pawns() & board.black());
     let mut side = position.turn();
     // Whether the mover's side reaches the threshold if the exchange stops now.
     let mut reached = true;
