@@ -101,6 +101,14 @@ impl SparseFeatures {
         features
     }
 
+    /// The features `indices` (sorted, at most [`MAX_ACTIVE`]).
+    pub(crate) fn from_sorted(indices: &[u16]) -> SparseFeatures {
+        debug_assert!(indices.len() <= MAX_ACTIVE && indices.windows(2).all(|w| w[0] < w[1]));
+        let mut features = SparseFeatures { indices: [0; MAX_ACTIVE], len: indices.len() as u8 };
+        features.indices[..indices.len()].copy_from_slice(indices);
+        features
+    }
+
     fn push(&mut self, index: usize) {
         self.indices[usize::from(self.len)] = index as u16;
         self.len += 1;

@@ -5,6 +5,7 @@
 pub mod arch;
 pub mod atomic;
 pub mod dataset;
+pub mod feature_bits;
 pub mod features;
 pub mod model;
 pub mod move_label;
@@ -12,6 +13,7 @@ pub mod record;
 
 pub use arch::{Activation, ModelKind, StackSpec};
 pub use dataset::{Content, Dataset, DatasetWriter, Split};
+pub use feature_bits::FeatureBits;
 pub use features::{FEATURE_COUNT, SparseFeatures};
 pub use model::{Model, ModelCard, ModelError};
 pub use move_label::MoveLabel;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::{FeatureBits, SparseFeatures};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
@@ -168,15 +168,16 @@ pub fn nn_bench(networks: &Networks, budget: Duration) -> Vec<Throughput> {
     out.push(Throughput { name: "Pos2Vec codes + head projections/s", per_second });
 
     let value = &networks.value;
-    let mut accumulators = [value.accumulator(&features[0]), value.accumulator(&features[0])];
+    let bits: Vec<FeatureBits> = positions.iter().map(FeatureBits::from_position).collect();
+    let mut accumulators = [value.accumulator(&bits[0]), value.accumulator(&bits[0])];
     let per_second = rate(budget, 1, |i| {
         let (a, b) = accumulators.split_at_mut(1);
         let (parent, child) = if i % 2 == 0 { (&a[0], &mut b[0]) } else { (&b[0], &mut a[0]) };
-        value.update(parent, &features[i % n], child);
+        value.update(parent, &bits[i % n], child);
         sink += value.logit(child);
     });
     out.push(Throughput { name: "value evals/s (incremental accumulator)", per_second });
-    let per_second = rate(budget, 1, |i| sink += value.evaluate(&features[i % n]));
+    let per_second = rate(budget, 1, |i| sink += value.evaluate(&bits[i % n]));
     out.push(Throughput { name: "value evals/s (from scratch)", per_second });
 
     let moves: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();

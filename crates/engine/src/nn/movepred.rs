@@ -6,8 +6,8 @@
 //! evaluation net's accumulators are; the hidden layers run from there on demand.
 
 use deepchess_core::arch::MOVEPRED_SQUARE_STACKS;
-use deepchess_core::features::{MAX_ACTIVE, diff};
-use deepchess_core::{Model, SparseFeatures};
+use deepchess_core::features::MAX_ACTIVE;
+use deepchess_core::{FeatureBits, Model};
 
 use super::kernels::update_rows;
 use super::{NetworkError, Scratch, Stack, softmax};
@@ -26,19 +26,19 @@ pub struct MovePredictor {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PredictorAccumulator {
     values: Vec<f32>,
-    features: SparseFeatures,
+    features: FeatureBits,
 }
 
 impl PredictorAccumulator {
     /// The features this accumulator holds.
-    pub fn features(&self) -> &SparseFeatures {
+    pub fn features(&self) -> &FeatureBits {
         &self.features
     }
 
     /// How many features differ between this accumulator's position and `features`.
-    pub fn distance(&self, features: &SparseFeatures) -> usize {
+    pub fn distance(&self, features: &FeatureBits) -> usize {
         let mut n = 0;
-        diff(self.features.as_slice(), features.as_slice(), |_, _| n += 1);
+        self.features.changes(features, |_, _| n += 1);
         n
     }
 }
@@ -70,23 +70,29 @@ impl MovePredictor {
     }
 
     /// The accumulator of `features`, computed from scratch.
-    pub fn accumulator(&self, features: &SparseFeatures) -> PredictorAccumulator {
+    pub fn accumulator(&self, features: &FeatureBits) -> PredictorAccumulator {
         let mut values = Vec::with_capacity(self.offsets[self.stacks.len()]);
         for stack in &self.stacks {
             values.extend_from_slice(&stack.layers[0].bias);
         }
-        self.apply(&mut values, features.as_slice(), &[]);
+        let mut active = [0u16; MAX_ACTIVE];
+        let mut n = 0;
+        for (slot, f) in active.iter_mut().zip(features.active()) {
+            *slot = f;
+            n += 1;
+        }
+        self.apply(&mut values, &active[..n], &[]);
         PredictorAccumulator { values, features: *features }
     }
 
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the
     /// features that differ (from scratch when more differ than a position holds).
-    pub fn update(&self, parent: &PredictorAccumulator, features: &SparseFeatures, child: &mut PredictorAccumulator) {
+    pub fn update(&self, parent: &PredictorAccumulator, features: &FeatureBits, child: &mut PredictorAccumulator) {
         let mut added = [0u16; MAX_ACTIVE];
         let mut removed = [0u16; MAX_ACTIVE];
         let (mut n_added, mut n_removed) = (0, 0);
         let mut overflow = false;
-        diff(parent.features.as_slice(), features.as_slice(), |f, add| {
+        parent.features.changes(features, |f, add| {
             let (list, n) = if add { (&mut added, &mut n_added) } else { (&mut removed, &mut n_removed) };
             match list.get_mut(*n) {
                 Some(slot) => *slot = f,

@@ -19,9 +19,8 @@
 //! rounding of the head's first layer to 8 bits.
 
 use deepchess_core::arch::{STUDENT_HEAD_STACK, student_code_width};
-use deepchess_core::{Model, SparseFeatures};
+use deepchess_core::{FeatureBits, Model};
 
-use super::value::black_to_move;
 use super::{Accumulator, NetworkError, ValueNet};
 use projection::Projection;
 
@@ -132,12 +131,12 @@ impl Student {
     /// Writes the projections of the position whose accumulator is `accumulator` into
     /// `code` (in place: a search writes a leaf's code where the leaf lives).
     pub fn write_code(&self, accumulator: &Accumulator, code: &mut StudentCode) {
-        let bias = &self.bias[usize::from(black_to_move(accumulator.features()))];
+        let bias = &self.bias[usize::from(accumulator.features().black_to_move())];
         self.projection.forward(accumulator.values(), bias, &mut code.values[..2 * self.padded]);
     }
 
     /// The projections of a position computed from scratch.
-    pub fn code_of(&self, features: &SparseFeatures) -> StudentCode {
+    pub fn code_of(&self, features: &FeatureBits) -> StudentCode {
         self.code(&self.value.accumulator(features))
     }
 

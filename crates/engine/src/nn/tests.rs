@@ -1,7 +1,7 @@
 //! Inference against a naive dense implementation, incremental against from-scratch
 //! evaluation, and error reporting for bad weights.
 
-use deepchess_core::{Activation, Model, ModelKind, SparseFeatures};
+use deepchess_core::{Activation, FeatureBits, Model, ModelKind, SparseFeatures};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use shakmaty::{Chess, Position};
@@ -101,7 +101,7 @@ fn move_predictor_matches_naive_implementation() {
     let predictor = MovePredictor::from_model(&model).unwrap();
     let mut scratch = Scratch::default();
     for pos in random_game(2, 30).iter().step_by(6) {
-        let accumulator = predictor.accumulator(&SparseFeatures::from_position(pos));
+        let accumulator = predictor.accumulator(&FeatureBits::from_position(pos));
         let mut expected = naive(&model, "piece", &dense(pos));
         softmax(&mut expected);
         close(&predictor.piece_probabilities(&accumulator, &mut scratch), &expected, 1e-5);
@@ -178,7 +178,7 @@ fn quantised_value_net_matches_the_float_definition() {
         for game in [4, 5] {
             for pos in random_game(game, 200) {
                 let expected = naive_value(&model, &pos);
-                let got = value.evaluate(&SparseFeatures::from_position(&pos));
+                let got = value.evaluate(&FeatureBits::from_position(&pos));
                 worst = worst.max((got - expected).abs());
                 spread = spread.max(expected.abs());
                 assert!((got - expected).abs() <= 0.3 + 0.03 * expected.abs(), "{got} vs {expected}");
@@ -197,7 +197,7 @@ fn embedded_value_net_is_within_ten_centipawns_and_two_percent_of_its_float_weig
     for game in [7, 8, 9] {
         for pos in random_game(game, 120) {
             let expected = naive_value(&model, &pos) * value.centipawns_per_unit();
-            let got = value.evaluate_centipawns(&SparseFeatures::from_position(&pos)) as f32;
+            let got = value.evaluate_centipawns(&FeatureBits::from_position(&pos)) as f32;
             let error = (got - expected).abs();
             worst = worst.max(error);
             assert!(error <= 10.0 + 0.02 * expected.abs(), "{got} cp against {expected} cp");
@@ -214,16 +214,16 @@ fn incremental_value_equals_from_scratch_along_random_games() {
     // Games with captures, castling, promotions and en passant in their random moves.
     for seed in [4, 5, 6] {
         let positions = random_game(seed, 300);
-        let mut acc = value.accumulator(&SparseFeatures::from_position(&positions[0]));
+        let mut acc = value.accumulator(&FeatureBits::from_position(&positions[0]));
         let mut next = acc.clone();
         for pos in &positions[1..] {
-            let features = SparseFeatures::from_position(pos);
+            let features = FeatureBits::from_position(pos);
             value.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
             let fresh = value.accumulator(&features);
             assert_eq!(acc.perspectives(), fresh.perspectives());
             // A refresh in the storage of another position's accumulator is the same.
-            let mut reused = value.accumulator(&SparseFeatures::from_position(&positions[0]));
+            let mut reused = value.accumulator(&FeatureBits::from_position(&positions[0]));
             value.refresh(&features, &mut reused);
             assert_eq!(reused.perspectives(), fresh.perspectives());
             assert_eq!(reused.features(), &features);
@@ -243,10 +243,10 @@ fn an_accumulator_followed_from_any_position_equals_from_scratch() {
     // Positions near each other (one ply apart) and far apart (one game to another, the
     // start against the end): both ways of `follow`.
     let games: Vec<_> = [11, 12].iter().map(|&seed| random_game(seed, 200)).collect();
-    let mut previous = value.accumulator(&SparseFeatures::from_position(&games[0][0]));
+    let mut previous = value.accumulator(&FeatureBits::from_position(&games[0][0]));
     let mut out = previous.clone();
     for pos in games[0].iter().chain(games[1].iter().rev()).chain(games[0].iter().step_by(7)) {
-        let features = SparseFeatures::from_position(pos);
+        let features = FeatureBits::from_position(pos);
         value.follow(&previous, &features, &mut out);
         assert_eq!(out.perspectives(), value.accumulator(&features).perspectives());
         assert_eq!(out.features(), &features);
@@ -261,10 +261,10 @@ fn incremental_move_predictions_equal_from_scratch_along_random_games() {
     let mut scratch = Scratch::default();
     for seed in [4, 7] {
         let positions = random_game(seed, 300);
-        let mut acc = predictor.accumulator(&SparseFeatures::from_position(&positions[0]));
+        let mut acc = predictor.accumulator(&FeatureBits::from_position(&positions[0]));
         let mut next = acc.clone();
         for pos in &positions[1..] {
-            let features = SparseFeatures::from_position(pos);
+            let features = FeatureBits::from_position(pos);
             predictor.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
             assert_eq!(acc.features(), &features);
@@ -277,7 +277,7 @@ fn incremental_move_predictions_equal_from_scratch_along_random_games() {
             close(&probabilities(&acc, &mut scratch), &probabilities(&fresh, &mut scratch), 1e-5);
         }
         // A jump to an unrelated position (more features differ than it holds) recomputes.
-        let start = SparseFeatures::from_position(&Chess::default());
+        let start = FeatureBits::from_position(&Chess::default());
         predictor.update(&acc, &start, &mut next);
         assert_eq!(next, predictor.accumulator(&start));
     }

@@ -21,8 +21,8 @@ use deepchess_core::arch::{
     VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WEIGHT, VALUE_MAX_OUTPUT_BUCKETS,
     VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket, value_output_bucket_major,
 };
-use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, SIDE_TO_MOVE, diff, perspective_feature};
-use deepchess_core::{Model, SparseFeatures};
+use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, perspective_feature};
+use deepchess_core::{FeatureBits, Model};
 use shakmaty::Color;
 
 use super::NetworkError;
@@ -49,12 +49,12 @@ pub struct ValueNet {
 #[derive(Clone, Debug)]
 pub struct Accumulator {
     values: Vec<i16>,
-    features: SparseFeatures,
+    features: FeatureBits,
 }
 
 impl Accumulator {
     /// The features this accumulator holds.
-    pub fn features(&self) -> &SparseFeatures {
+    pub fn features(&self) -> &FeatureBits {
         &self.features
     }
 
@@ -149,17 +149,17 @@ impl ValueNet {
     }
 
     /// An accumulator computed from scratch.
-    pub fn accumulator(&self, features: &SparseFeatures) -> Accumulator {
+    pub fn accumulator(&self, features: &FeatureBits) -> Accumulator {
         let mut accumulator = Accumulator { values: Vec::new(), features: *features };
         self.refresh(features, &mut accumulator);
         accumulator
     }
 
     /// Makes `accumulator` that of `features`, computed from scratch in its own storage.
-    pub fn refresh(&self, features: &SparseFeatures, accumulator: &mut Accumulator) {
+    pub fn refresh(&self, features: &FeatureBits, accumulator: &mut Accumulator) {
         let mut rows = [[0u16; MAX_ACTIVE]; 2];
         let mut n = 0;
-        for &f in pieces(features) {
+        for f in features.pieces() {
             rows[0][n] = perspective_feature(f, Color::White);
             rows[1][n] = perspective_feature(f, Color::Black);
             n += 1;
@@ -174,7 +174,7 @@ impl ValueNet {
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces
     /// that differ (rows of the feature transformer added and removed, both perspectives).
     #[inline(always)]
-    pub fn update(&self, parent: &Accumulator, features: &SparseFeatures, child: &mut Accumulator) {
+    pub fn update(&self, parent: &Accumulator, features: &FeatureBits, child: &mut Accumulator) {
         let changes = Changes::between(&parent.features, features);
         self.apply(parent, &changes, features, child);
     }
@@ -182,9 +182,9 @@ impl ValueNet {
     /// Makes `out` the accumulator of `features` from `previous`, that of any position
     /// (the last leaf a search judged): updated where fewer rows differ than the position
     /// has pieces, else computed from scratch. The same values either way.
-    pub fn follow(&self, previous: &Accumulator, features: &SparseFeatures, out: &mut Accumulator) {
+    pub fn follow(&self, previous: &Accumulator, features: &FeatureBits, out: &mut Accumulator) {
         let changes = Changes::between(&previous.features, features);
-        if changes.added + changes.removed < pieces(features).len() {
+        if changes.added + changes.removed < features.piece_count() {
             self.apply(previous, &changes, features, out);
         } else {
             self.refresh(features, out);
@@ -193,7 +193,7 @@ impl ValueNet {
 
     /// Makes `child` the accumulator of `features` from `parent`'s and their `changes`.
     #[inline]
-    fn apply(&self, parent: &Accumulator, changes: &Changes, features: &SparseFeatures, child: &mut Accumulator) {
+    fn apply(&self, parent: &Accumulator, changes: &Changes, features: &FeatureBits, child: &mut Accumulator) {
         let (added, removed) = (&changes.rows[0], &changes.rows[1]);
         let (n_added, n_removed) = (changes.added, changes.removed);
         child.values.resize(2 * self.width, 0);
@@ -212,8 +212,8 @@ impl ValueNet {
     /// The raw output for the side to move, in units of `1 / (255 × Q)` of a logit.
     fn raw(&self, accumulator: &Accumulator) -> i64 {
         let (white, black) = accumulator.values.split_at(self.width);
-        let (us, them) = if black_to_move(&accumulator.features) { (black, white) } else { (white, black) };
-        let bucket = value_output_bucket(pieces(&accumulator.features).len(), self.out_bias.len());
+        let (us, them) = if accumulator.features.black_to_move() { (black, white) } else { (white, black) };
+        let bucket = value_output_bucket(accumulator.features.piece_count(), self.out_bias.len());
         let (w_us, w_them) = self.out_weight[bucket * 2 * self.width..][..2 * self.width].split_at(self.width);
         let sum = kernels::screlu_dot(us, w_us) + kernels::screlu_dot(them, w_them);
         sum / i64::from(VALUE_FT_QUANT) + self.out_bias[bucket]
@@ -228,18 +228,18 @@ impl ValueNet {
     /// White's score logit (`sigmoid` of it is White's expected score).
     pub fn logit(&self, accumulator: &Accumulator) -> f32 {
         let o = self.raw(accumulator) as f32 / (VALUE_FT_QUANT * self.out_quant) as f32;
-        if black_to_move(&accumulator.features) { -o } else { o }
+        if accumulator.features.black_to_move() { -o } else { o }
     }
 
     /// White's score logit of a position computed from scratch.
-    pub fn evaluate(&self, features: &SparseFeatures) -> f32 {
+    pub fn evaluate(&self, features: &FeatureBits) -> f32 {
         self.logit(&self.accumulator(features))
     }
 
     /// White's score in centipawns of a position computed from scratch.
-    pub fn evaluate_centipawns(&self, features: &SparseFeatures) -> i32 {
+    pub fn evaluate_centipawns(&self, features: &FeatureBits) -> i32 {
         let cp = self.centipawns(&self.accumulator(features));
-        if black_to_move(features) { -cp } else { cp }
+        if features.black_to_move() { -cp } else { cp }
     }
 
     /// Centipawns of a White logit returned by [`ValueNet::logit`] or [`ValueNet::evaluate`].
@@ -259,9 +259,9 @@ struct Changes {
 impl Changes {
     /// The pieces of `new` not in `old` and those of `old` not in `new`.
     #[inline(always)]
-    fn between(old: &SparseFeatures, new: &SparseFeatures) -> Changes {
+    fn between(old: &FeatureBits, new: &FeatureBits) -> Changes {
         let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0 };
-        diff(pieces(old), pieces(new), |f, add| {
+        old.piece_changes(new, |f, add| {
             let (list, n) = if add {
                 (&mut changes.rows[0], &mut changes.added)
             } else {
@@ -273,17 +273,6 @@ impl Changes {
         });
         changes
     }
-}
-
-/// Whether the encoded position has Black to move.
-pub(super) fn black_to_move(features: &SparseFeatures) -> bool {
-    features.as_slice().binary_search(&(SIDE_TO_MOVE as u16)).is_ok()
-}
-
-/// The piece features (`< 768`) of a 773 encoding: a sorted prefix of its indices.
-fn pieces(features: &SparseFeatures) -> &[u16] {
-    let all = features.as_slice();
-    &all[..all.partition_point(|&f| usize::from(f) < PERSPECTIVE_FEATURES)]
 }
 
 /// Integer kernels, each written once as a plain loop and compiled for AVX-512, AVX2 and

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
 use shakmaty::{Chess, Move, Position, Role};
@@ -26,7 +26,7 @@ pub struct Prediction<'a> {
 
 impl<'a> Prediction<'a> {
     /// Runs the piece-type predictor on a position.
-    pub fn new(predictor: &'a MovePredictor, features: &SparseFeatures, scratch: &mut Scratch) -> Prediction<'a> {
+    pub fn new(predictor: &'a MovePredictor, features: &FeatureBits, scratch: &mut Scratch) -> Prediction<'a> {
         Prediction::with_accumulator(predictor, Cow::Owned(predictor.accumulator(features)), scratch)
     }
 
@@ -66,7 +66,7 @@ pub fn move_probabilities(
     moves: &[Move],
     scratch: &mut Scratch,
 ) -> Vec<f32> {
-    let mut prediction = Prediction::new(predictor, &SparseFeatures::from_position(position), scratch);
+    let mut prediction = Prediction::new(predictor, &FeatureBits::from_position(position), scratch);
     moves.iter().map(|m| prediction.joint(position, m, scratch)).collect()
 }
 

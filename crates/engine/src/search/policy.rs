@@ -9,7 +9,7 @@
 //! the tie is broken by the evaluation net's score of the position after the move (best
 //! for the side to move), then by the lower origin square (a1 = 0).
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use deepchess_core::features::role_index;
 use shakmaty::{Chess, Color, Move, Position, Role};
 
@@ -38,7 +38,7 @@ pub fn choose(networks: &Networks, position: &Chess, mode: PolicyMode, search_mo
         .filter(|m| search_moves.is_empty() || search_moves.contains(m))
         .collect();
     let candidates = if candidates.is_empty() { position.legal_moves().to_vec() } else { candidates };
-    let mut prediction = Prediction::new(&networks.movepred, &SparseFeatures::from_position(position), &mut scratch);
+    let mut prediction = Prediction::new(&networks.movepred, &FeatureBits::from_position(position), &mut scratch);
     let probabilities: Vec<f32> = match mode {
         PolicyMode::Joint => candidates.iter().map(|m| prediction.joint(position, m, &mut scratch)).collect(),
         PolicyMode::Greedy => {
@@ -69,7 +69,7 @@ pub fn choose(networks: &Networks, position: &Chess, mode: PolicyMode, search_mo
 fn score_after(networks: &Networks, position: &Chess, m: &Move) -> i32 {
     let mut child = position.clone();
     child.play_unchecked(*m);
-    let white = networks.value.evaluate_centipawns(&SparseFeatures::from_position(&child));
+    let white = networks.value.evaluate_centipawns(&FeatureBits::from_position(&child));
     if position.turn() == Color::White { white } else { -white }
 }
 
@@ -94,8 +94,7 @@ mod tests {
         let networks = Networks::random(4);
         let position = Chess::default();
         let mut scratch = Scratch::default();
-        let mut prediction =
-            Prediction::new(&networks.movepred, &SparseFeatures::from_position(&position), &mut scratch);
+        let mut prediction = Prediction::new(&networks.movepred, &FeatureBits::from_position(&position), &mut scratch);
         let result = choose(&networks, &position, PolicyMode::Greedy, &[]);
         // Only pawns and knights can move in the start position.
         let piece = if prediction.piece[0] >= prediction.piece[1] { Role::Pawn } else { Role::Knight };

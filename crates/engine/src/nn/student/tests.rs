@@ -1,8 +1,8 @@
 //! The student comparator: incremental codes, integer against float, antisymmetry.
 
 use deepchess_core::arch::{STUDENT_HEAD_STACK, VALUE_FT_STACK};
-use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
-use deepchess_core::{Model, ModelKind, SparseFeatures};
+use deepchess_core::features::{PERSPECTIVE_FEATURES, SIDE_TO_MOVE, perspective_feature};
+use deepchess_core::{FeatureBits, Model, ModelKind, SparseFeatures};
 use shakmaty::{Chess, Color};
 
 use super::*;
@@ -30,7 +30,7 @@ fn float_code(model: &Model, features: &SparseFeatures) -> Vec<f32> {
         }
         code.extend(acc.iter().map(|x| x.clamp(0.0, 1.0).powi(2)));
     }
-    code.push(if super::black_to_move(features) { 1.0 } else { 0.0 });
+    code.push(if features.as_slice().contains(&(SIDE_TO_MOVE as u16)) { 1.0 } else { 0.0 });
     code
 }
 
@@ -55,10 +55,10 @@ fn float_logit(model: &Model, a: &[f32], b: &[f32]) -> f32 {
 fn incremental_codes_equal_codes_from_scratch_along_random_games() {
     let student = Student::from_model(&random_model(ModelKind::Student, 3)).unwrap();
     for line in random_games(11, 4) {
-        let mut accumulator = student.value().accumulator(&SparseFeatures::from_position(&line[0]));
+        let mut accumulator = student.value().accumulator(&FeatureBits::from_position(&line[0]));
         let mut child = accumulator.clone();
         for position in &line[1..] {
-            let features = SparseFeatures::from_position(position);
+            let features = FeatureBits::from_position(position);
             student.value().update(&accumulator, &features, &mut child);
             std::mem::swap(&mut accumulator, &mut child);
             assert_eq!(student.code(&accumulator), student.code_of(&features));
@@ -75,7 +75,7 @@ fn agreement(model: &Model) -> (f64, f32) {
     for line in random_games(5, 12) {
         let features: Vec<SparseFeatures> = line.iter().map(SparseFeatures::from_position).collect();
         let floats: Vec<Vec<f32>> = features.iter().map(|f| float_code(model, f)).collect();
-        let ints: Vec<StudentCode> = features.iter().map(|f| student.code_of(f)).collect();
+        let ints: Vec<StudentCode> = line.iter().map(|p| student.code_of(&FeatureBits::from_position(p))).collect();
         for i in 0..line.len() {
             for j in [i + 1, i + 2, line.len() - 1 - i] {
                 if j >= line.len() || j == i {
@@ -118,7 +118,7 @@ fn a_head_whose_width_is_not_a_multiple_of_the_lanes_gives_the_float_logits() {
 fn comparisons_are_antisymmetric() {
     let student = Student::from_model(&embedded_model(ModelKind::Student).unwrap()).unwrap();
     let line = &random_games(2, 1)[0];
-    let codes: Vec<StudentCode> = line.iter().map(|p| student.code_of(&SparseFeatures::from_position(p))).collect();
+    let codes: Vec<StudentCode> = line.iter().map(|p| student.code_of(&FeatureBits::from_position(p))).collect();
     for pair in codes.windows(2) {
         let (ab, ba) = (student.compare(&pair[0], &pair[1]), student.compare(&pair[1], &pair[0]));
         assert!((ab + ba - 1.0).abs() < 1e-5, "{ab} {ba}");

@@ -28,7 +28,7 @@ mod table;
 
 use std::sync::Arc;
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::{FeatureBits, SparseFeatures};
 use shakmaty::{Chess, Color, Move, MoveList, Position};
 
 use super::history::is_quiet;
@@ -140,7 +140,7 @@ pub fn search(
     let root = game.position().clone();
     searcher.keys.push(key(&root));
     if options.student {
-        let accumulator = networks.student.value().accumulator(&SparseFeatures::from_position(&root));
+        let accumulator = networks.student.value().accumulator(&FeatureBits::from_position(&root));
         searcher.accumulators = vec![accumulator; MAX_PLY + 1];
     }
     let mut root_moves: Vec<Move> =
@@ -212,7 +212,7 @@ impl Searcher<'_> {
         });
         if self.options.student {
             let (parents, children) = self.accumulators.split_at_mut(ply + 1);
-            let features = SparseFeatures::from_position(child);
+            let features = FeatureBits::from_position(child);
             self.networks.student.value().update(&parents[ply], &features, &mut children[0]);
         }
     }
@@ -313,7 +313,7 @@ impl Searcher<'_> {
         }
         let features = SparseFeatures::from_position(position);
         let code = self.networks.comparator.code(&features, &mut self.scratch);
-        let cp = self.networks.value.evaluate_centipawns(&features);
+        let cp = self.networks.value.evaluate_centipawns(&FeatureBits::from_position(position));
         Outcome::Position(Arc::new(Leaf { code: LeafCode::Thesis(code), cp }))
     }
 

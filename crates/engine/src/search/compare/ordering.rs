@@ -3,7 +3,7 @@
 //! killers of the ply, quiet moves by their history, and losing captures last; or, with
 //! the move predictors (the thesis's ordering), by the predictors' joint probability.
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use shakmaty::{Chess, Color, Move, MoveList};
 
 use crate::nn::{MovePredictor, Scratch};
@@ -79,7 +79,7 @@ pub fn by_predictors(
     scratch: &mut Scratch,
     ordered: &mut OrderedMoves,
 ) {
-    let mut prediction = Prediction::new(predictor, &SparseFeatures::from_position(position), scratch);
+    let mut prediction = Prediction::new(predictor, &FeatureBits::from_position(position), scratch);
     ordered.extend(moves.iter().map(|&m| {
         let tt = if Some(m) == tt_move { 1e9 } else { 0.0 };
         (tt + prediction.joint(position, &m, scratch), m)

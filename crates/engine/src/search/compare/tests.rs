@@ -71,7 +71,7 @@ fn score_is_the_value_net_score_of_the_pv_leaf() {
         assert!(leaf.is_legal(*m));
         leaf.play_unchecked(*m);
     }
-    let cp = networks.value.evaluate_centipawns(&SparseFeatures::from_position(&leaf));
+    let cp = networks.value.evaluate_centipawns(&FeatureBits::from_position(&leaf));
     assert_eq!(result.score, Score::Cp(cp_for(cp, Color::White)));
 }
 

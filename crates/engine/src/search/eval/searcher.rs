@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use shakmaty::{Chess, Move};
 
 use super::EvalOptions;
@@ -71,7 +71,7 @@ impl<'a> Searcher<'a> {
         search_moves: &'a [Move],
     ) -> Searcher<'a> {
         let root = game.position().clone();
-        let features = SparseFeatures::from_position(&root);
+        let features = FeatureBits::from_position(&root);
         let accumulator = networks.value.accumulator(&features);
         let predictor_accumulator = networks.movepred.accumulator(&features);
         Searcher {
@@ -156,7 +156,7 @@ impl<'a> Searcher<'a> {
     /// `ply + 1` and its key on the key stack (popped by the caller).
     pub(super) fn enter(&mut self, child: &Chess, child_key: u64, ply: usize) {
         self.tt.prefetch(child_key);
-        let features = SparseFeatures::from_position(child);
+        let features = FeatureBits::from_position(child);
         let (parents, children) = self.accumulators.split_at_mut(ply + 1);
         self.networks.value.update(&parents[ply], &features, &mut children[0]);
         self.keys.push(child_key);

@@ -6,7 +6,7 @@
 //! * rollouts for the thesis's UCB1 variants: moves sampled from the move predictors
 //!   until a quiet position, or uniformly random moves to the end of the game.
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use rand::RngExt;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
@@ -44,7 +44,7 @@ impl Resolver {
     /// The capture search's logit for the side to move in `position` (with its legal
     /// moves, when known).
     pub fn logit(&mut self, networks: &Networks, position: &Chess, moves: Option<&[Move]>) -> f32 {
-        let features = SparseFeatures::from_position(position);
+        let features = FeatureBits::from_position(position);
         // The root slot follows from the last leaf's (positions a few plies apart differ
         // in a few pieces), through the next slot.
         if self.stack.len() < 2 {
@@ -111,7 +111,7 @@ impl Resolver {
         }
         for &m in &moves {
             let child = played(position, m);
-            let features = SparseFeatures::from_position(&child);
+            let features = FeatureBits::from_position(&child);
             let (parents, children) = self.stack.split_at_mut(ply + 1);
             networks.value.update(&parents[ply], &features, &mut children[0]);
             let score = -self.search(networks, &child, ply + 1, -beta, -alpha, None);
@@ -150,7 +150,7 @@ fn game_over(position: &Chess, no_moves: bool) -> Option<f32> {
 
 /// The evaluation net's expected score for the side to move, without a search.
 pub fn net_value(networks: &Networks, position: &Chess) -> f32 {
-    let white = networks.value.evaluate(&SparseFeatures::from_position(position));
+    let white = networks.value.evaluate(&FeatureBits::from_position(position));
     let logit = if position.turn().is_white() { white } else { -white };
     1.0 / (1.0 + (-logit).exp())
 }

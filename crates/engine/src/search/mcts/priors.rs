@@ -3,7 +3,7 @@
 //! per node; until a node has enough visits for them to pay, cheap priors from SEE,
 //! checks and threats.
 
-use deepchess_core::SparseFeatures;
+use deepchess_core::FeatureBits;
 use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
 use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square, attacks};
@@ -132,13 +132,13 @@ pub struct PredictorBases {
 impl PredictorBases {
     /// Starts a search of `root`.
     pub fn start(&mut self, predictor: &MovePredictor, root: &Chess) {
-        self.root = Some(predictor.accumulator(&SparseFeatures::from_position(root)));
+        self.root = Some(predictor.accumulator(&FeatureBits::from_position(root)));
     }
 
     /// The accumulator of `position`, updated from the nearer base (from scratch where
     /// both differ in more features than the position has).
     pub fn accumulator(&mut self, predictor: &MovePredictor, position: &Chess) -> &PredictorAccumulator {
-        let features = SparseFeatures::from_position(position);
+        let features = FeatureBits::from_position(position);
         let distance = |a: &Option<PredictorAccumulator>| a.as_ref().map_or(usize::MAX, |a| a.distance(&features));
         let base = if distance(&self.root) <= distance(&self.last) { &self.root } else { &self.last };
         let next = match (base, self.spare.take()) {
@@ -264,7 +264,7 @@ mod tests {
         {
             let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
             let moves = position.legal_moves();
-            let accumulator = predictor.accumulator(&SparseFeatures::from_position(&position));
+            let accumulator = predictor.accumulator(&FeatureBits::from_position(&position));
             let p = legal_probabilities(predictor, &position, &moves, &accumulator, &mut scratch);
             let piece = predictor.piece_probabilities(&accumulator, &mut scratch);
             for (m, &got) in moves.iter().zip(&p) {
@@ -290,7 +290,7 @@ mod tests {
         let position = Chess::default();
         let moves = position.legal_moves();
         let mut scratch = Scratch::default();
-        let accumulator = networks.movepred.accumulator(&SparseFeatures::from_position(&position));
+        let accumulator = networks.movepred.accumulator(&FeatureBits::from_position(&position));
         let raw = legal_probabilities(&networks.movepred, &position, &moves, &accumulator, &mut scratch);
         let root = priors(&networks, &position, &moves, true, &accumulator, &mut scratch);
         let tree = priors(&networks, &position, &moves, false, &accumulator, &mut scratch);
