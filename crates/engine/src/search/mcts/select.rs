@@ -43,38 +43,41 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
         (c * n.ln().sqrt(), 0.0)
     };
     let (mut best, mut best_score) = (0, f64::NEG_INFINITY);
-    let mut unvisited_scored = false;
+    // The unvisited edge of highest prior (the first of equal ones), for which
+    // `fpu + explore·P/(1 + 0)` is highest among the unvisited: scored once, after the loop.
+    let (mut unvisited, mut unvisited_prior) = (None, f32::NEG_INFINITY);
     for (i, edge) in edges.iter().enumerate() {
-        let score = if edge.child == NONE {
+        if edge.child == NONE {
             if !puct {
                 // UCB1 tries every move once first.
                 return first + i;
             }
-            // Unvisited: `fpu + explore·P/(1 + 0)` without the division. The edges are
-            // ordered by prior, so the first unvisited one scores highest of them.
-            if unvisited_scored {
-                continue;
+            if edge.prior > unvisited_prior {
+                (unvisited, unvisited_prior) = (Some(i), edge.prior);
             }
-            unvisited_scored = true;
-            fpu + explore * f64::from(edge.prior)
+            continue;
+        }
+        let child = &tree.nodes[edge.child as usize];
+        if child.proof > 0 {
+            return first + i;
+        }
+        let q = if child.visits == 0 { fpu } else { child.mean() };
+        // Lost children only when nothing else is left.
+        let q = if child.proof < 0 { q - 1e6 } else { q };
+        let visits = f64::from(child.visits);
+        let score = if puct {
+            q + explore * f64::from(edge.prior) / (1.0 + visits)
         } else {
-            let child = &tree.nodes[edge.child as usize];
-            if child.proof > 0 {
-                return first + i;
-            }
-            let q = if child.visits == 0 { fpu } else { child.mean() };
-            // Lost children only when nothing else is left.
-            let q = if child.proof < 0 { q - 1e6 } else { q };
-            let visits = f64::from(child.visits);
-            if puct {
-                q + explore * f64::from(edge.prior) / (1.0 + visits)
-            } else {
-                q + explore / visits.max(1.0).sqrt()
-            }
+            q + explore / visits.max(1.0).sqrt()
         };
         if score > best_score {
             (best, best_score) = (i, score);
         }
+    }
+    if let Some(i) = unvisited
+        && fpu + explore * f64::from(unvisited_prior) > best_score
+    {
+        best = i;
     }
     first + best
 }
@@ -82,6 +85,32 @@ pub fn select(tree: &Tree, node: usize, root: bool, puct: bool, c: f64) -> usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unvisited_edge_of_highest_prior_is_taken_unless_a_visited_one_scores_more() {
+        use shakmaty::{Chess, Move, Position};
+
+        use crate::search::mcts::tree::Edge;
+        let moves: Vec<Move> = Chess::default().legal_moves().into_iter().take(4).collect();
+        let mut tree = Tree::default();
+        tree.reset(0);
+        let priors = [0.1, 0.4, 0.1, 0.4];
+        let edges: Vec<Edge> = moves.iter().zip(priors).map(|(&mv, prior)| Edge { mv, prior, child: NONE }).collect();
+        tree.expand(0, &edges);
+        tree.nodes[0].add_visit();
+        tree.nodes[0].add_result(0.5);
+        // Nothing visited: the first of the two highest priors.
+        assert_eq!(select(&tree, 0, false, true, 0.0), 1);
+        // It is visited and did badly: the other one of prior 0.4 comes next.
+        let child = tree.add_child(1, 1);
+        tree.nodes[child].add_visit();
+        tree.nodes[0].add_visit();
+        assert_eq!(select(&tree, 0, false, true, 0.0), 3);
+        // A visited child that did well scores more than any unvisited one.
+        tree.nodes[child].add_result(1.0);
+        tree.nodes[0].add_result(0.0);
+        assert_eq!(select(&tree, 0, false, true, 0.0), 1);
+    }
 
     #[test]
     fn the_tabled_exploration_is_the_computed_one_bit_for_bit() {

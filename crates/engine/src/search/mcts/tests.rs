@@ -199,7 +199,7 @@ fn a_kept_root_gets_the_priors_of_a_new_root() {
 }
 
 #[test]
-fn edges_stay_ordered_by_prior_and_a_cleared_tree_searches_as_a_new_one() {
+fn edges_keep_the_generators_order_and_a_cleared_tree_searches_as_a_new_one() {
     let networks = Networks::random(8);
     let game = Game::from_uci(Some("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"), &[]).unwrap();
     let mut mcts = Mcts::new(MctsOptions::default(), 5);
@@ -207,9 +207,16 @@ fn edges_stay_ordered_by_prior_and_a_cleared_tree_searches_as_a_new_one() {
     let tree = &mcts.tree;
     let predicted = tree.nodes.iter().filter(|n| n.expanded && n.predicted).count();
     assert!(predicted > 1, "nodes with the predictors' priors: {predicted}");
-    for index in (0..tree.nodes.len()).filter(|&i| tree.nodes[i].expanded) {
-        let priors: Vec<f32> = tree.edges(index).iter().map(|e| e.prior).collect();
-        assert!(priors.windows(2).all(|w| w[0] >= w[1]), "node {index}: {priors:?}");
+    let mut position = game.position().clone();
+    for node in std::iter::successors(Some(0), |&n| tree.best_child(n).map(|(_, c)| c)) {
+        if tree.nodes[node].expanded {
+            let moves: Vec<Move> = tree.edges(node).iter().map(|e| e.mv).collect();
+            assert_eq!(moves, position.legal_moves().to_vec(), "node {node}");
+        }
+        match tree.best_child(node) {
+            Some((m, _)) => position.play_unchecked(m),
+            None => break,
+        }
     }
     mcts.clear();
     let again = run(&mut mcts, &networks, &game, 3000);

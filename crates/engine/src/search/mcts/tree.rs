@@ -11,15 +11,6 @@ pub const NODE_BYTES: usize = std::mem::size_of::<Node>() + std::mem::size_of::<
 /// Bytes of an edge.
 pub const EDGE_BYTES: usize = std::mem::size_of::<Edge>();
 
-/// A key whose increasing order is `prior`'s decreasing [`f32::total_cmp`] order, ties
-/// broken by `index`, increasing.
-fn descending_key(prior: f32, index: usize) -> u64 {
-    let bits = prior.to_bits();
-    // Unsigned order of the floats: negatives' bits all flipped, positives' sign bit set.
-    let ascending = if bits >> 31 == 1 { !bits } else { bits | 0x8000_0000 };
-    (u64::from(!ascending) << 32) | index as u64
-}
-
 /// A move out of a node with its prior and, once played, its child.
 #[derive(Clone, Copy, Debug)]
 pub struct Edge {
@@ -98,9 +89,8 @@ impl Node {
     }
 }
 
-/// Nodes and edges; node 0 is the root. Each node's edges are ordered by prior, highest
-/// first (stable: equal priors keep the move generator's order), so that selection
-/// scores only the first unvisited edge of a node.
+/// Nodes and edges; node 0 is the root. Each node's edges are in the move generator's
+/// order (selection finds the unvisited one of highest prior as it scores the others).
 #[derive(Clone, Debug, Default)]
 pub struct Tree {
     /// The nodes.
@@ -110,9 +100,6 @@ pub struct Tree {
     pub keys: Vec<u64>,
     /// The edges, each node's in one run.
     pub edges: Vec<Edge>,
-    /// Buffers of [`Tree::order_edges`], kept so that ordering a node's edges allocates
-    /// nothing.
-    ordering: (Vec<u64>, Vec<Edge>),
 }
 
 impl Tree {
@@ -153,37 +140,21 @@ impl Tree {
         index
     }
 
-    /// Gives `node` its edges, ordered by prior.
+    /// Gives `node` its edges.
     pub fn expand(&mut self, node: usize, edges: &[Edge]) {
         let first = self.edges.len() as u32;
         let count = edges.len().min(usize::from(u16::MAX)) as u16;
         self.edges.extend_from_slice(&edges[..usize::from(count)]);
         let n = &mut self.nodes[node];
         (n.first, n.count, n.expanded) = (first, count, true);
-        self.order_edges(node);
     }
 
-    /// Gives the edges of `node` new priors (in the edges' order) and orders them by them.
+    /// Gives the edges of `node` new priors (in the edges' order).
     pub fn set_priors(&mut self, node: usize, priors: &[f32]) {
         let first = self.nodes[node].first as usize;
         for (edge, &prior) in self.edges[first..first + priors.len()].iter_mut().zip(priors) {
             edge.prior = prior;
         }
-        self.order_edges(node);
-    }
-
-    /// Orders the edges of `node` by prior, highest first, keeping the order of equal ones
-    /// (as a stable sort by [`f32::total_cmp`] does, by sorting integer keys).
-    fn order_edges(&mut self, node: usize) {
-        let n = &self.nodes[node];
-        let run = &mut self.edges[n.first as usize..n.first as usize + usize::from(n.count)];
-        let (keys, ordered) = &mut self.ordering;
-        keys.clear();
-        keys.extend(run.iter().enumerate().map(|(i, e)| descending_key(e.prior, i)));
-        keys.sort_unstable();
-        ordered.clear();
-        ordered.extend(keys.iter().map(|&k| run[(k & 0xffff_ffff) as usize]));
-        run.copy_from_slice(ordered);
     }
 
     /// Empties the tree, keeping its memory for the next search.
@@ -232,7 +203,6 @@ impl Tree {
             nodes: Vec::with_capacity(self.nodes.len()),
             keys: Vec::with_capacity(self.nodes.len()),
             edges: Vec::new(),
-            ordering: Default::default(),
         };
         // (old node, new node)
         let mut stack = vec![(root, 0usize)];
@@ -273,15 +243,5 @@ mod tests {
     fn a_node_takes_half_a_cache_line() {
         assert_eq!(std::mem::size_of::<Node>(), 32);
         assert_eq!(NODE_BYTES, 40, "with its key");
-    }
-
-    #[test]
-    fn keys_order_priors_as_a_stable_descending_total_order_sort() {
-        let priors = [0.25f32, -0.0, 0.0, 1.0, 0.25, f32::MIN_POSITIVE, -1.5, 0.25, f32::INFINITY, -0.0, 3e-9];
-        let mut expected: Vec<usize> = (0..priors.len()).collect();
-        expected.sort_by(|&a, &b| priors[b].total_cmp(&priors[a]));
-        let mut keys: Vec<u64> = priors.iter().enumerate().map(|(i, &p)| descending_key(p, i)).collect();
-        keys.sort_unstable();
-        assert_eq!(keys.iter().map(|&k| (k & 0xffff_ffff) as usize).collect::<Vec<_>>(), expected);
     }
 }
