@@ -5,7 +5,7 @@
 
 use shakmaty::{Color, Piece, Position, Role};
 
-use crate::features::{CASTLING_ORDER, SIDE_TO_MOVE, SparseFeatures};
+use crate::features::{CASTLING_ORDER, MAX_ACTIVE, SIDE_TO_MOVE, SparseFeatures};
 
 /// The active features of a position: plane `colour·6 + role` holds the squares of that
 /// piece (feature `plane·64 + square`); `flags` bit 0 is the side to move (Black), bits
@@ -107,8 +107,13 @@ impl FeatureBits {
 
     /// The same features as a sorted list.
     pub fn to_sparse(&self) -> SparseFeatures {
-        let indices: Vec<u16> = self.active().collect();
-        SparseFeatures::from_sorted(&indices)
+        let mut indices = [0u16; MAX_ACTIVE];
+        let mut n = 0;
+        for (slot, f) in indices.iter_mut().zip(self.active()) {
+            *slot = f;
+            n += 1;
+        }
+        SparseFeatures::from_sorted(&indices[..n])
     }
 }
 

@@ -75,13 +75,7 @@ impl MovePredictor {
         for stack in &self.stacks {
             values.extend_from_slice(&stack.layers[0].bias);
         }
-        let mut active = [0u16; MAX_ACTIVE];
-        let mut n = 0;
-        for (slot, f) in active.iter_mut().zip(features.active()) {
-            *slot = f;
-            n += 1;
-        }
-        self.apply(&mut values, &active[..n], &[]);
+        self.apply(&mut values, features.to_sparse().as_slice(), &[]);
         PredictorAccumulator { values, features: *features }
     }
 

@@ -28,7 +28,7 @@ mod table;
 
 use std::sync::Arc;
 
-use deepchess_core::{FeatureBits, SparseFeatures};
+use deepchess_core::FeatureBits;
 use shakmaty::{Chess, Color, Move, MoveList, Position};
 
 use super::history::is_quiet;
@@ -311,9 +311,9 @@ impl Searcher<'_> {
             *cp = cp_for(student.value().centipawns(accumulator), position.turn());
             return Outcome::Position(leaf);
         }
-        let features = SparseFeatures::from_position(position);
-        let code = self.networks.comparator.code(&features, &mut self.scratch);
-        let cp = self.networks.value.evaluate_centipawns(&FeatureBits::from_position(position));
+        let features = FeatureBits::from_position(position);
+        let code = self.networks.comparator.code(&features.to_sparse(), &mut self.scratch);
+        let cp = self.networks.value.evaluate_centipawns(&features);
         Outcome::Position(Arc::new(Leaf { code: LeafCode::Thesis(code), cp }))
     }
 
