@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Adds a `deepchess datagen --pgn` output directory to data/selfplay/ as one generation:
-OUT/games.pgn compressed with `zstd -19 --long=27` to data/selfplay/NAME.pgn.zst, and the
-manifest data/selfplay/NAME.json written from OUT/summary.json (see data/README.md).
+OUT/games.pgn packed with `deepchess pack` to data/selfplay/NAME.dcpg.zst, and the manifest
+data/selfplay/NAME.json written from OUT/summary.json (see data/README.md).
 
-    python3 data/add_generation.py OUT NAME --net NET [--threads T] [--force]
+    python3 data/add_generation.py OUT NAME --net NET [--threads T] [--deepchess BIN] [--force]
 
 Refuses when the PGN and the summary count different games, when NAME exists (unless
 --force), and says when data/ grows past its 60 MB bound.
@@ -20,6 +20,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SELFPLAY = os.path.join(HERE, "selfplay")
 BOUND_BYTES = 60_000_000
+PACKED_FORMAT = "packed games (deepchess pack: DCPG version 1, zstd -19); `deepchess unpack` gives the PGN of deepchess datagen --pgn"
+DEFAULT_DEEPCHESS = os.path.join(HERE, "..", "target", "release", "deepchess")
 # Command-line flag of every game option in summary.json, in `deepchess datagen --help` order.
 FLAGS = [
     ("models", "--models"),
@@ -51,6 +53,35 @@ def sha256(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def text_digest(pgn):
+    """Bytes and sha256 of the PGN text `deepchess unpack` writes back."""
+    with open(pgn, "rb") as f:
+        text = f.read()
+    return {"bytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
+
+
+def pack(deepchess, pgn, archive, force):
+    """`deepchess pack PGN --out ARCHIVE`: it refuses PGN that would not unpack byte for byte."""
+    if not os.path.isfile(deepchess):
+        fail(f"{deepchess}: no deepchess binary (cargo build --release, or --deepchess BIN)")
+    command = [deepchess, "pack", pgn, "--out", archive] + (["--force"] if force else [])
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        fail(f"deepchess pack {pgn}: {run.stderr.strip()}")
+
+
+def total_bytes():
+    """Bytes of everything in data/selfplay."""
+    return sum(os.path.getsize(os.path.join(SELFPLAY, n)) for n in os.listdir(SELFPLAY))
+
+
+def write_manifest(manifest, record):
+    with open(manifest + ".tmp", "w") as f:
+        json.dump(record, f, indent=2)
+        f.write("\n")
+    os.replace(manifest + ".tmp", manifest)
 
 
 def value_sha256(models, build):
@@ -90,6 +121,7 @@ def main():
     parser.add_argument("name", help="generation name, e.g. g11a-s400 (net, seed)")
     parser.add_argument("--net", required=True, help="name of the value net that played, e.g. g11a")
     parser.add_argument("--threads", type=int, help="threads of the run (default: not recorded)")
+    parser.add_argument("--deepchess", default=DEFAULT_DEEPCHESS, help="the deepchess binary that packs (default: target/release/deepchess)")
     parser.add_argument("--force", action="store_true", help="replace an existing generation NAME")
     args = parser.parse_args()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", args.name):
@@ -106,23 +138,22 @@ def main():
     if len(numbers) != summary["games"]:
         fail(f"{pgn} holds {len(numbers)} games, {summary_path} counts {summary['games']}")
     os.makedirs(SELFPLAY, exist_ok=True)
-    archive, manifest = os.path.join(SELFPLAY, f"{args.name}.pgn.zst"), os.path.join(SELFPLAY, f"{args.name}.json")
+    archive, manifest = os.path.join(SELFPLAY, f"{args.name}.dcpg.zst"), os.path.join(SELFPLAY, f"{args.name}.json")
     if not args.force and (os.path.exists(archive) or os.path.exists(manifest)):
         fail(f"{archive} or its manifest exists: pick another NAME, or --force to replace it")
-    temporary = archive + ".tmp"
-    subprocess.run(["zstd", "-19", "--long=27", "-T0", "-q", "-f", pgn, "-o", temporary], check=True)
-    os.replace(temporary, archive)
+    pack(args.deepchess, pgn, archive, args.force)
     options, build = summary["options"], summary.get("build")
     size = os.path.getsize(archive)
     record = {
         "generation": args.name,
         "file": os.path.basename(archive),
-        "format": "PGN (deepchess datagen --pgn), zstd -19 --long=27",
+        "format": PACKED_FORMAT,
         "bytes": size,
         "sha256": sha256(archive),
         "games": summary["games"],
         "positions": summary["positions"],
         "bytes_per_position": round(size / max(summary["positions"], 1), 3),
+        "pgn_text": text_digest(pgn),
         "results": {"white_wins": summary["white_wins"], "draws": summary["draws"], "black_wins": summary["black_wins"]},
         "net": {"name": args.net, "value_sha256": value_sha256(options.get("models"), build)},
         "build": build,
@@ -133,11 +164,8 @@ def main():
         "rounds": {"first": min(numbers), "last": max(numbers), "missing": sorted(set(range(min(numbers), max(numbers) + 1)) - set(numbers))},
         "made": summary["updated"],
     }
-    with open(manifest + ".tmp", "w") as f:
-        json.dump(record, f, indent=2)
-        f.write("\n")
-    os.replace(manifest + ".tmp", manifest)
-    total = sum(os.path.getsize(os.path.join(SELFPLAY, n)) for n in os.listdir(SELFPLAY))
+    write_manifest(manifest, record)
+    total = total_bytes()
     print(f"{archive}: {size} bytes, {record['bytes_per_position']} bytes/position; data/selfplay holds {total} bytes")
     if total > BOUND_BYTES:
         print(f"data/selfplay is over its {BOUND_BYTES} byte bound: drop the oldest generation (data/README.md)")

@@ -353,6 +353,54 @@ fn compressed_pgn_reads_back_as_the_datasets_records() {
 }
 
 #[test]
+fn packed_games_read_back_as_their_pgn_and_unpack_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d");
+    let (ok, _, stderr) = datagen(&out, &["--games", "4", "--threads", "2", "--pgn"]);
+    assert!(ok, "{stderr}");
+    let (pgn, packed, back) = (out.join("games.pgn"), dir.path().join("g.dcpg.zst"), dir.path().join("back.pgn"));
+    let run = |args: &[&Path]| {
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        let result = deepchess(&args);
+        let (stdout, stderr) = texts(&result);
+        (result.status.success(), stdout + &stderr)
+    };
+    let (ok, said) = run(&[Path::new("pack"), &pgn, Path::new("--out"), &packed]);
+    assert!(ok && said.contains(" 4 games, "), "{said}");
+    let read = |path: &Path| {
+        let mut reader = deepchess_train::mix::GameReader::open(path).unwrap();
+        let mut games = Vec::new();
+        while let Some(game) = reader.next_game().unwrap() {
+            games.push((game.hash, deepchess_train::mix::searched(&game).unwrap()));
+        }
+        games
+    };
+    let from_pgn = read(&pgn);
+    assert_eq!(from_pgn.len(), 4);
+    assert_eq!(read(&packed), from_pgn, "the same records and hashes (so the same splits)");
+    let (ok, said) = run(&[Path::new("unpack"), &packed, Path::new("--out"), &back]);
+    assert!(ok, "{said}");
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&pgn).unwrap(), "byte for byte");
+    // outputs: never the input, replaced only with --force and only when of their kind
+    let (ok, said) = run(&[Path::new("pack"), &packed, Path::new("--out"), &packed, Path::new("--force")]);
+    assert!(!ok && said.contains("is the input"), "{said}");
+    let (ok, said) = run(&[Path::new("pack"), &pgn, Path::new("--out"), &back]);
+    assert!(!ok && said.contains("already exists (use --force"), "{said}");
+    let (ok, said) = run(&[Path::new("pack"), &pgn, Path::new("--out"), &back, Path::new("--force")]);
+    assert!(!ok && said.contains("is not packed games"), "{said}");
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&pgn).unwrap(), "left as it was");
+    let (ok, said) = run(&[Path::new("unpack"), &packed, Path::new("--out"), &back, Path::new("--force")]);
+    assert!(ok, "{said}");
+    // PGN that datagen did not write is refused, naming the file, the game and its line
+    let foreign = dir.path().join("foreign.pgn");
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    std::fs::write(&foreign, text.replacen("[Black", "[Site \"?\"]\n[Black", 2)).unwrap();
+    let (ok, said) = run(&[Path::new("pack"), &foreign, Path::new("--out"), &dir.path().join("f.dcpg.zst")]);
+    assert!(!ok && said.contains("foreign.pgn: game 1 (line 4): the file has"), "{said}");
+    assert!(!dir.path().join("f.dcpg.zst").exists());
+}
+
+#[test]
 fn train_value_streams_a_directory_of_compressed_generations() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("d");
@@ -363,6 +411,12 @@ fn train_value_streams_a_directory_of_compressed_generations() {
     std::fs::create_dir(&generations).unwrap();
     let text = std::fs::read(out.join("games.pgn")).unwrap();
     std::fs::write(generations.join("a.pgn.zst"), zstd::encode_all(&text[..], 19).unwrap()).unwrap();
+    let packed = generations.join("b.dcpg.zst");
+    assert!(
+        deepchess(&["pack", out.join("games.pgn").to_str().unwrap(), "--out", packed.to_str().unwrap()])
+            .status
+            .success()
+    );
     let run = dir.path().join("run");
     let train = |data: &Path, extra: &[&str]| {
         let mut args = vec!["train", "value", "--data", data.to_str().unwrap(), "--out", run.to_str().unwrap()];
@@ -375,6 +429,10 @@ fn train_value_streams_a_directory_of_compressed_generations() {
     let (ok, stderr) = train(&generations, &[]);
     assert!(ok, "{stderr}");
     assert!(stderr.contains("a.pgn.zst (weight 1): "), "{stderr}");
+    // the packed copy of the same games: the same counts
+    let counts =
+        |name: &str| stderr.lines().find(|l| l.contains(name)).unwrap().split_once(": ").unwrap().1.to_string();
+    assert_eq!(counts("a.pgn.zst (weight 1)"), counts("b.dcpg.zst (weight 1)"), "{stderr}");
     assert!(run.join("value.safetensors").exists());
     // a prepared dataset is not streamed
     let (ok, stderr) = train(&out, &["--mix", generations.join("a.pgn.zst").to_str().unwrap()]);

@@ -34,6 +34,10 @@ enum Command {
     Datagen(commands::datagen::DatagenArgs),
     /// Write a dataset as text, one `FEN | score | result` line per record.
     Export(commands::export::ExportArgs),
+    /// Pack the PGN of `deepchess datagen --pgn` into packed games (a third of its size).
+    Pack(commands::packing::PackArgs),
+    /// Unpack packed games into the PGN they were packed from.
+    Unpack(commands::packing::UnpackArgs),
     /// Sibling positions scored by the evaluation search: the student comparator's pairs.
     Siblings(commands::siblings::SiblingsArgs),
     /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
@@ -56,7 +60,15 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_) | Command::Genfens(_)) {
         restore_sigpipe();
     }
-    if matches!(cli.command, Command::Prepare(_) | Command::Train(_) | Command::Export(_) | Command::Siblings(_)) {
+    if matches!(
+        cli.command,
+        Command::Prepare(_)
+            | Command::Train(_)
+            | Command::Export(_)
+            | Command::Siblings(_)
+            | Command::Pack(_)
+            | Command::Unpack(_)
+    ) {
         // Ctrl-C and SIGTERM remove the temporaries of the output being written
         deepchess_core::atomic::install_interrupt_handler();
     }
@@ -72,6 +84,8 @@ fn main() -> std::process::ExitCode {
         Command::Datagen(args) => commands::datagen::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::Genfens(args) => commands::genfens::run(args),
+        Command::Pack(args) => commands::packing::run_pack(args),
+        Command::Unpack(args) => commands::packing::run_unpack(args),
         Command::Siblings(args) => commands::siblings::run(args),
     };
     match result {

@@ -9,7 +9,9 @@ pub mod feature_bits;
 pub mod features;
 pub mod model;
 pub mod move_label;
+pub mod packed_games;
 pub mod record;
+pub mod selfplay_game;
 
 pub use arch::{Activation, ModelKind, StackSpec};
 pub use dataset::{Content, Dataset, DatasetWriter, Split};

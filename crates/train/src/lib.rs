@@ -12,6 +12,7 @@ pub mod guard;
 pub mod metrics;
 pub mod mix;
 pub mod nn;
+pub mod packed;
 pub mod pgn;
 pub mod prepare;
 pub mod run;

@@ -1,7 +1,9 @@
-//! Training positions of the evaluation net streamed from PGN files with `[%eval]` (the
-//! committed self-play generations, `data/selfplay/*.pgn.zst`), mixed with weights, without
-//! holding the training positions in memory.
+//! Training positions of the evaluation net streamed from files of scored games (PGN with
+//! `[%eval]`, or packed games: the committed self-play generations, `data/selfplay/*.dcpg.zst`),
+//! mixed with weights, without holding the training positions in memory.
 //!
+//! * A packed game reads back as the parser reads its PGN text ([`ParsedGame::from_selfplay`]):
+//!   the same positions, scores and split, so a recipe trains the same on either form.
 //! * Each move's `[%eval]` is the score of the position the move was played from (how
 //!   `deepchess datagen --pgn` writes it: the search's score where it chose the move), so a
 //!   game's positions, scores and results read back are its datagen records ([`searched`]).
@@ -19,6 +21,7 @@ use std::str::FromStr;
 use anyhow::Context;
 use deepchess_core::dataset::file_name;
 use deepchess_core::record::{EVAL_NONE, GameInfo};
+use deepchess_core::selfplay_game::SelfPlayGame;
 use deepchess_core::{Content, Record, Split};
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
@@ -34,10 +37,10 @@ use crate::prepare::split_of;
 /// Bytes of PGN text parsed at a time.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// A PGN file of the mix and its weight.
+/// A file of games of the mix (PGN or packed) and its weight.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Source {
-    /// The file (any compression `prepare` reads).
+    /// The file (PGN in any compression `prepare` reads, or packed games).
     pub path: PathBuf,
     /// How many times an epoch takes each of its training positions (0 drops the file; a
     /// fraction takes that share of them).
@@ -64,6 +67,11 @@ impl FromStr for Source {
     }
 }
 
+/// Whether a file name is one `--data DIR` streams: PGN (`*.pgn*`) or packed games.
+fn is_games_file(name: &str) -> bool {
+    name.contains(".pgn") || name.ends_with(crate::packed::EXTENSION)
+}
+
 /// The PGN files `--data` and `--mix` name for streaming, with their weights; none when
 /// `--data` is a prepared dataset directory and there is no `--mix`.
 pub fn sources(data: &Path, mix: &[Source]) -> anyhow::Result<Vec<Source>> {
@@ -78,13 +86,14 @@ pub fn sources(data: &Path, mix: &[Source]) -> anyhow::Result<Vec<Source>> {
             let mut files: Vec<PathBuf> = std::fs::read_dir(data)
                 .with_context(|| format!("--data {}", data.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(".pgn")))
+                .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()).is_some_and(is_games_file))
                 .collect();
             files.sort();
             anyhow::ensure!(
                 !files.is_empty(),
-                "--data {}: neither a prepared dataset (moves-train.bin) nor PGN files (*.pgn*)",
-                data.display()
+                "--data {}: neither a prepared dataset (moves-train.bin) nor PGN files (*.pgn*) nor packed games (*{})",
+                data.display(),
+                crate::packed::EXTENSION
             );
             files.into_iter().map(|path| Source { path, weight: 1.0 }).collect()
         }
@@ -114,36 +123,57 @@ pub fn searched(game: &ParsedGame) -> anyhow::Result<Vec<Record>> {
         .collect()
 }
 
-/// The games of a PGN file, one at a time.
+/// The games of a PGN file or of a packed one ([`crate::packed`]), one at a time.
 pub struct GameReader {
     path: PathBuf,
-    batches: GameBatches<Box<dyn Read + Send>>,
-    games: VecDeque<ParsedGame>,
+    games: Games,
+}
+
+/// Where a [`GameReader`]'s games come from.
+enum Games {
+    /// PGN text parsed a batch at a time.
+    Pgn { batches: Box<GameBatches<Box<dyn Read + Send>>>, parsed: VecDeque<ParsedGame> },
+    /// Packed games, decoded at open.
+    Packed(std::vec::IntoIter<SelfPlayGame>),
 }
 
 impl GameReader {
-    /// Opens `path` (plain, gzip, zstd or bzip2).
+    /// Opens `path`: packed games, or PGN (plain, gzip, zstd or bzip2).
     pub fn open(path: &Path) -> anyhow::Result<GameReader> {
-        let input = input::open(path).with_context(|| format!("{}: cannot read it as PGN", path.display()))?;
-        let batches = GameBatches::new(input.reader, BATCH_BYTES);
-        Ok(GameReader { path: path.to_path_buf(), batches, games: VecDeque::new() })
+        let games = match crate::packed::is_packed(path)? {
+            true => Games::Packed(crate::packed::read(path)?.into_iter()),
+            false => {
+                let input = input::open(path).with_context(|| format!("{}: cannot read it as PGN", path.display()))?;
+                Games::Pgn { batches: Box::new(GameBatches::new(input.reader, BATCH_BYTES)), parsed: VecDeque::new() }
+            }
+        };
+        Ok(GameReader { path: path.to_path_buf(), games })
     }
 
     /// The next game the parser could use (games it skips are passed over); `None` at the
     /// end of the file.
     pub fn next_game(&mut self) -> anyhow::Result<Option<ParsedGame>> {
+        let (batches, parsed) = match &mut self.games {
+            Games::Packed(games) => {
+                let Some(game) = games.next() else { return Ok(None) };
+                let parsed = ParsedGame::from_selfplay(&game)
+                    .map_err(|e| anyhow::anyhow!("{}: game of round {}: {e}", self.path.display(), game.round))?;
+                return Ok(Some(parsed));
+            }
+            Games::Pgn { batches, parsed } => (batches, parsed),
+        };
         loop {
-            if let Some(game) = self.games.pop_front() {
+            if let Some(game) = parsed.pop_front() {
                 if game.skip.is_none() {
                     return Ok(Some(game));
                 }
                 continue;
             }
-            let Some(bytes) = self.batches.next_batch().with_context(|| format!("{}", self.path.display()))? else {
+            let Some(bytes) = batches.next_batch().with_context(|| format!("{}", self.path.display()))? else {
                 return Ok(None);
             };
             let options = ParseOptions { keep_truncated: false, describe: false };
-            self.games.extend(parse_batch(&bytes, options));
+            parsed.extend(parse_batch(&bytes, options));
         }
     }
 }
@@ -440,17 +470,22 @@ mod tests {
     fn data_and_mix_name_the_sources_and_their_weights() {
         let dir = std::env::temp_dir().join(format!("deepchess-mix-{}-dir", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for name in ["b.pgn.zst", "a.pgn", "notes.txt"] {
+        for name in ["b.pgn.zst", "a.pgn", "notes.txt", "c.dcpg.zst", "c.dcpg.zst.json"] {
             std::fs::write(dir.join(name), "").unwrap();
         }
         let weights = |data: &Path, mix: &[&str]| {
             let mix: Vec<Source> = mix.iter().map(|m| m.parse().unwrap()).collect();
             sources(data, &mix).unwrap().into_iter().map(|s| (s.path, s.weight)).collect::<Vec<_>>()
         };
-        let (a, b) = (dir.join("a.pgn"), dir.join("b.pgn.zst"));
-        assert_eq!(weights(&dir, &[]), [(a.clone(), 1.0), (b.clone(), 1.0)], "every PGN file of a directory");
+        let (a, b, c) = (dir.join("a.pgn"), dir.join("b.pgn.zst"), dir.join("c.dcpg.zst"));
+        assert_eq!(
+            weights(&dir, &[]),
+            [(a.clone(), 1.0), (b.clone(), 1.0), (c.clone(), 1.0)],
+            "every PGN file and packed games file of a directory"
+        );
         let b_half = format!("{}:0.5", b.display());
-        assert_eq!(weights(&dir, &[&b_half, "c.pgn:3"]), [(a.clone(), 1.0), (b, 0.5), ("c.pgn".into(), 3.0)]);
+        let expected = [(a.clone(), 1.0), (b, 0.5), (c, 1.0), ("c.pgn".into(), 3.0)];
+        assert_eq!(weights(&dir, &[&b_half, "c.pgn:3"]), expected);
         assert_eq!(weights(&a, &[]), [(a, 1.0)]);
         std::fs::write(dir.join("moves-train.bin"), "").unwrap();
         assert!(sources(&dir, &[]).unwrap().is_empty(), "a prepared dataset is not streamed");
@@ -483,6 +518,38 @@ mod tests {
         assert!(counts(&ids).values().all(|&n| n == 1) && ids.iter().all(|id| (1..=120).contains(id)));
         assert_ne!(counts(&ids), counts(&epoch(&mix, 4)));
         for path in [a, b] {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+
+    #[test]
+    fn packed_games_mix_as_their_pgn_does() {
+        let games: Vec<SelfPlayGame> = (0..30u32)
+            .map(|g| {
+                let start = Chess::default();
+                let mut position = start.clone();
+                let moves: Vec<_> = (0..10u32)
+                    .map(|ply| {
+                        let legal = position.legal_moves();
+                        let m = legal[(ply * 7 + g * 3) as usize % legal.len()];
+                        position.play_unchecked(m);
+                        m
+                    })
+                    .collect();
+                let evals = (0..10).map(|ply| (g * 10 + ply + 1) as i16).collect();
+                let termination = deepchess_core::selfplay_game::TERMINATIONS[1];
+                SelfPlayGame { round: u64::from(g) + 1, start, moves, evals, result: 1, termination }
+            })
+            .collect();
+        let pgn = file("p.pgn", &games.iter().map(SelfPlayGame::pgn).collect::<String>());
+        let packed = std::env::temp_dir().join(format!("deepchess-mix-{}-p.dcpg.zst", std::process::id()));
+        std::fs::write(&packed, crate::packed::compress(&games).unwrap()).unwrap();
+        let open = |path: &PathBuf| Mix::open(&[Source { path: path.clone(), weight: 1.5 }], options(0.3)).unwrap();
+        let (from_pgn, from_packed) = (open(&pgn), open(&packed));
+        assert_eq!(from_pgn.validation.len(), from_packed.validation.len());
+        assert!(!from_pgn.validation.is_empty());
+        assert_eq!(epoch(&from_pgn, 2), epoch(&from_packed, 2));
+        for path in [pgn, packed] {
             std::fs::remove_file(path).unwrap();
         }
     }

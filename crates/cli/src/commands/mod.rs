@@ -7,6 +7,7 @@ pub mod eval;
 pub mod export;
 pub mod genfens;
 pub mod matches;
+pub mod packing;
 pub mod prepare;
 pub mod siblings;
 pub mod sts;

@@ -4,6 +4,7 @@
 use std::ops::ControlFlow;
 
 use deepchess_core::record::{EVAL_NONE, GameInfo, PlayedMove, Record};
+use deepchess_core::selfplay_game::SelfPlayGame;
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, SanPlus, Visitor};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, Color, Position};
@@ -104,6 +105,62 @@ impl Fnv {
         for &b in bytes {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
+    }
+
+    /// A tag's name and raw value, each followed by a NUL.
+    fn tag(&mut self, name: &[u8], value: &[u8]) {
+        self.write(name);
+        self.write(b"\0");
+        self.write(value);
+        self.write(b"\0");
+    }
+
+    /// A move: its from-square, its label's destination and its promotion role.
+    fn played(&mut self, played: &PlayedMove) {
+        self.write(&[played.from as u8, played.label.to, played.promotion.map_or(0, |r| r as u8)]);
+    }
+}
+
+/// The ply of a game's first position, from its move number and side to move; the ply as
+/// the error when it is beyond the largest a record stores.
+fn first_ply(pos: &Chess) -> Result<u16, u32> {
+    let ply = pos.fullmoves().get().saturating_sub(1).saturating_mul(2) + u32::from(pos.turn() == Color::Black);
+    u16::try_from(ply).map_err(|_| ply)
+}
+
+impl ParsedGame {
+    /// A self-play game as the parser reads its PGN text ([`SelfPlayGame::pgn`]): the same
+    /// records and hash, without writing or parsing the text.
+    pub fn from_selfplay(game: &SelfPlayGame) -> Result<ParsedGame, String> {
+        let mut hash = Fnv::new();
+        for (name, value) in game.tags() {
+            hash.tag(name.as_bytes(), value.as_bytes());
+        }
+        let mut pos = game.start.clone();
+        let mut ply = first_ply(&pos)
+            .map_err(|ply| format!("its first position is ply {ply}, beyond the plies a record stores"))?;
+        let info = GameInfo { game: 0, result: game.result };
+        let mut records = Vec::with_capacity(game.moves.len() + 1);
+        let mut pending = EVAL_NONE;
+        for (&m, &eval) in game.moves.iter().zip(&game.evals) {
+            let played = PlayedMove::new(&pos, &m).ok_or("a drop in standard chess")?;
+            records.push(Record::new(&pos, ply, pending, info, Some(played)).map_err(|e| e.to_string())?);
+            hash.played(&played);
+            pos.play_unchecked(m);
+            ply = ply.checked_add(1).ok_or("a game beyond the plies a record stores")?;
+            pending = eval;
+        }
+        records.push(Record::new(&pos, ply, pending, info, None).map_err(|e| e.to_string())?);
+        Ok(ParsedGame {
+            records,
+            result: Some(game.result),
+            skip: None,
+            detail: String::new(),
+            truncated: false,
+            elo: [None, None],
+            hash: hash.0,
+            description: String::new(),
+        })
     }
 }
 
@@ -254,10 +311,7 @@ impl Visitor for GameParser {
 
     fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<ParsedGame> {
         let raw = value.as_bytes();
-        tags.hash.write(name);
-        tags.hash.write(b"\0");
-        tags.hash.write(raw);
-        tags.hash.write(b"\0");
+        tags.hash.tag(name, raw);
         let text = || value.decode_utf8_lossy().into_owned();
         match name {
             b"Variant" => tags.variant = Some(text()),
@@ -281,14 +335,16 @@ impl Visitor for GameParser {
             Ok(pos) => pos,
             Err((reason, detail)) => return ControlFlow::Break(self.skipped(&tags, reason, detail)),
         };
-        let ply = pos.fullmoves().get().saturating_sub(1).saturating_mul(2) + u32::from(pos.turn() == Color::Black);
-        let Ok(ply) = u16::try_from(ply) else {
-            let detail = format!(
-                "the FEN tag's move number {} is ply {ply}, beyond the {} plies a record stores",
-                pos.fullmoves(),
-                u16::MAX
-            );
-            return ControlFlow::Break(self.skipped(&tags, SkipReason::PlyOutOfRange, detail));
+        let ply = match first_ply(&pos) {
+            Ok(ply) => ply,
+            Err(ply) => {
+                let detail = format!(
+                    "the FEN tag's move number {} is ply {ply}, beyond the {} plies a record stores",
+                    pos.fullmoves(),
+                    u16::MAX
+                );
+                return ControlFlow::Break(self.skipped(&tags, SkipReason::PlyOutOfRange, detail));
+            }
         };
         let game = ParsedGame {
             records: Vec::with_capacity(160),
@@ -336,7 +392,7 @@ impl Visitor for GameParser {
                 return ControlFlow::Break(self.finish(game, false));
             }
         }
-        m.hash.write(&[played.from as u8, played.label.to, played.promotion.map_or(0, |r| r as u8)]);
+        m.hash.played(&played);
         m.pending_eval = EVAL_NONE;
         m.pos.play_unchecked(mv);
         m.ply += 1;

@@ -2,7 +2,7 @@
 //! first bytes, not its name (gzip `1f 8b`, Zstandard `28 b5 2f fd`, bzip2 `BZh`), and
 //! the first 64 KiB of text are checked: a UTF-16 or UTF-32 byte-order mark, many NUL or
 //! control bytes, or another archive format (xz, zip, 7z) is an error, as no PGN reads
-//! from it.
+//! from it. Packed self-play games (`*.dcpg.zst`) open as the PGN text they unpack to.
 
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
@@ -184,6 +184,14 @@ pub fn open(path: &Path) -> std::io::Result<PgnInput> {
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(magic)),
     };
     let mut text = read_ahead(decoded, SNIFF_BYTES);
+    if text.head.get_ref().starts_with(deepchess_core::packed_games::MAGIC) {
+        let mut bytes = Vec::new();
+        text.read_to_end(&mut bytes)?;
+        let games = deepchess_core::packed_games::decode(&bytes)
+            .map_err(|e| not_pgn(format!("packed games that cannot be read: {e}")))?;
+        let pgn: String = games.iter().map(deepchess_core::selfplay_game::SelfPlayGame::pgn).collect();
+        return Ok(PgnInput { reader: Box::new(Cursor::new(pgn.into_bytes())), file_size, consumed, compression });
+    }
     check_text(text.head.get_ref()).map_err(not_pgn)?;
     if text.head.get_ref().starts_with(&[0xef, 0xbb, 0xbf]) {
         text.head.set_position(3); // a UTF-8 byte-order mark
@@ -202,6 +210,24 @@ mod tests {
         assert_eq!(Compression::from_magic(b"BZh91AY"), Compression::Bzip2);
         assert_eq!(Compression::from_magic(b"[Event \"x\"]"), Compression::None);
         assert_eq!(Compression::from_magic(b""), Compression::None);
+    }
+
+    #[test]
+    fn packed_games_open_as_their_pgn() {
+        use deepchess_core::selfplay_game::{SelfPlayGame, TERMINATIONS};
+        use shakmaty::{Chess, Position};
+        let start = Chess::default();
+        let moves = vec![start.legal_moves()[5]];
+        let game = SelfPlayGame { round: 2, start, moves, evals: vec![40], result: 1, termination: TERMINATIONS[0] };
+        let path = std::env::temp_dir().join(format!("deepchess-input-{}.dcpg.zst", std::process::id()));
+        std::fs::write(&path, crate::packed::compress(std::slice::from_ref(&game)).unwrap()).unwrap();
+        let mut text = String::new();
+        open(&path).unwrap().reader.read_to_string(&mut text).unwrap();
+        assert_eq!(text, game.pgn());
+        std::fs::write(&path, &deepchess_core::packed_games::encode(&[game]).unwrap()[..20]).unwrap();
+        let error = open(&path).err().unwrap().to_string();
+        assert!(error.contains("packed games that cannot be read: the data ends inside"), "{error}");
+        std::fs::remove_file(path).unwrap();
     }
 
     #[test]
