@@ -11,19 +11,19 @@ use anyhow::Context;
 use deepchess_core::packed_games::{self, MAGIC};
 use deepchess_core::selfplay_game::SelfPlayGame;
 
+use crate::pgn::input::Compression;
+
 /// The file name ending of packed games.
 pub const EXTENSION: &str = ".dcpg.zst";
 /// The zstd level they are compressed at.
 const LEVEL: i32 = 19;
-/// The zstd frame's first bytes.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Whether `path` holds packed games (compressed with zstd or not), by its first bytes.
 pub fn is_packed(path: &Path) -> anyhow::Result<bool> {
     let mut head = Vec::with_capacity(4);
     let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
     file.take(4).read_to_end(&mut head).with_context(|| path.display().to_string())?;
-    if head != ZSTD_MAGIC {
+    if Compression::from_magic(&head) != Compression::Zstd {
         return Ok(head == MAGIC);
     }
     let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
@@ -42,7 +42,7 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<SelfPlayGame>> {
 /// The games of a packed file's bytes (zstd-compressed or not).
 pub fn decode(bytes: &[u8]) -> anyhow::Result<Vec<SelfPlayGame>> {
     let raw;
-    let bytes = match bytes.starts_with(&ZSTD_MAGIC) {
+    let bytes = match Compression::from_magic(bytes) == Compression::Zstd {
         true => {
             raw = zstd::stream::decode_all(bytes).context("cannot decompress it (zstd)")?;
             &raw[..]
