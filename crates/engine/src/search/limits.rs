@@ -100,6 +100,9 @@ pub struct Control {
     ponder: Option<Ponder>,
     soft: Option<Duration>,
     hard: Option<Duration>,
+    /// Whether the time limits come from a clock (`wtime`/`btime`), where the soft limit
+    /// may be left early, rather than from a fixed `movetime`, which is used whole.
+    clocked: bool,
     nodes: Option<u64>,
     soft_nodes: Option<u64>,
     /// The node count the search last reported to [`must_stop`](Self::must_stop), for the
@@ -124,6 +127,7 @@ impl Control {
             ponder: limits.ponder.clone(),
             soft,
             hard,
+            clocked: soft.is_some() && !limits.infinite && limits.move_time.is_none(),
             nodes: limits.nodes,
             soft_nodes: None,
             nodes_seen: Arc::default(),
@@ -141,6 +145,7 @@ impl Control {
             ponder: None,
             soft: None,
             hard: None,
+            clocked: false,
             nodes: None,
             soft_nodes: None,
             nodes_seen: Arc::default(),
@@ -161,11 +166,17 @@ impl Control {
     /// This control with a quarter more soft time under a clock (within the hard limit),
     /// as Stockfish does when the GUI allows pondering (`Ponder`): the time spent on the
     /// opponent's clock comes back with every ponderhit. A fixed `movetime` is unchanged.
-    pub fn with_ponder_bonus(mut self) -> Control {
+    pub fn with_ponder_bonus(self) -> Control {
+        self.with_soft_scale(1.25)
+    }
+
+    /// This control with its soft limit under a clock scaled by `factor` (within the hard
+    /// limit); a fixed `movetime` is unchanged.
+    pub fn with_soft_scale(mut self, factor: f64) -> Control {
         if let (Some(soft), Some(hard)) = (self.soft, self.hard)
-            && soft != hard
+            && self.clocked
         {
-            self.soft = Some((soft + soft / 4).min(hard));
+            self.soft = Some(soft.mul_f64(factor).min(hard));
         }
         self
     }
@@ -220,8 +231,8 @@ impl Control {
     /// Under a clock (neither a fixed move time nor a ponder search before its
     /// `ponderhit`): the time spent so far and the time left before the soft limit.
     pub fn soft_clock(&self) -> Option<(Duration, Duration)> {
-        let (soft, hard) = (self.soft?, self.hard?);
-        if soft == hard {
+        let soft = self.soft?;
+        if !self.clocked {
             return None;
         }
         let clock = self.clock()?;
@@ -245,7 +256,7 @@ impl Control {
         let Some(clock) = self.clock() else { return true };
         match self.soft {
             None => true,
-            Some(soft) if Some(soft) == self.hard => clock < soft,
+            Some(soft) if !self.clocked => clock < soft,
             Some(soft) => clock < soft.mul_f64(0.6),
         }
     }
@@ -365,6 +376,23 @@ mod tests {
         std::thread::sleep(Duration::from_millis(200));
         assert!(control.must_stop(0) && control.hard_expired() && !control.another_iteration());
         assert!(control.elapsed_ms() >= 400, "the reported time still counts from the start");
+    }
+
+    #[test]
+    fn a_clocks_soft_limit_scales_within_the_hard_limit_and_stays_a_clock() {
+        let clock = Limits { time: [Some(Duration::from_secs(30)), None], ..Limits::default() };
+        let plain = Control::new(&clock, Color::White, Duration::ZERO, Arc::default());
+        let half_more = plain.clone().with_soft_scale(1.5);
+        assert_eq!(half_more.soft, Some(Duration::from_millis(2250)));
+        let to_hard = plain.clone().with_soft_scale(3.0);
+        assert_eq!((to_hard.soft, to_hard.hard), (plain.hard, plain.hard), "never past the hard limit");
+        let (spent, left) = to_hard.soft_clock().expect("a soft limit at the hard one is still a clock's");
+        assert!(spent < Duration::from_secs(1) && left > Duration::from_secs(2));
+        assert!(!to_hard.soft_expired() && to_hard.another_iteration());
+        let fixed =
+            Control::new(&Limits::move_time(Duration::from_secs(1)), Color::White, Duration::ZERO, Arc::default());
+        let scaled = fixed.clone().with_soft_scale(1.5);
+        assert_eq!((scaled.soft, scaled.soft_clock()), (fixed.soft, None), "a fixed move time is used as asked");
     }
 
     #[test]

@@ -23,9 +23,10 @@
 //! and a proven root ends the search. The final move is the child with the most visits,
 //! the highest mean value, or ("both") the move that is best by both: when the two
 //! disagree at the end of the budget the search goes on, up to the hard time limit or
-//! twice the node budget, and then plays the most visited. Under a clock the search ends
-//! early once the most visited root move leads the second by more playouts than the time
-//! left before the soft limit would bring at the rate so far. The tree is kept between
+//! twice the node budget, and then plays the most visited. Under a clock the soft limit is
+//! scaled up to the hard one (`params::SOFT_TIME_SCALE`) and the search ends early once the
+//! most visited root move leads the second by more playouts than the time left before it
+//! would bring at the rate so far. The tree is kept between
 //! moves: when the new root is a child or grandchild of the old one, its subtree is
 //! reused.
 //!
@@ -215,6 +216,7 @@ impl Mcts {
         control: &Control,
         reporter: Reporter<'_>,
     ) -> SearchResult {
+        let control = &control.clone().with_soft_scale(params::SOFT_TIME_SCALE);
         let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
