@@ -1,8 +1,9 @@
 //! Leaf values, as the expected score of the side to move:
 //! * the evaluation net after a short capture search ([`Resolver`]): captures and
-//!   promotions that do not lose material by SEE, the side to move standing pat on the
-//!   net's score, all evasions when in check (mate found); so that a leaf in the middle
-//!   of an exchange is judged when the exchange is over;
+//!   promotions that do not lose material by SEE (at the leaf itself quiet direct checks
+//!   too), the side to move standing pat on the net's score, all evasions when in check
+//!   (mate found); so that a leaf in the middle of an exchange is judged when the exchange
+//!   is over, and a mate in one is seen;
 //! * rollouts for the thesis's UCB1 variants: moves sampled from the move predictors
 //!   until a quiet position, or uniformly random moves to the end of the game.
 
@@ -19,6 +20,7 @@ use crate::search::ordering::{move_probabilities, mvv_lva};
 use crate::search::see::loses_material;
 
 use super::params::RESOLVE_PLIES;
+use super::priors::gives_direct_check;
 
 /// Longest predictor rollout before the evaluation net judges the position.
 pub const ROLLOUT_QUIET_PLIES: usize = 16;
@@ -97,11 +99,12 @@ impl Resolver {
         if in_check {
             moves.extend_from_slice(legal);
         } else {
-            moves.extend(
-                legal
-                    .iter()
-                    .filter(|m| (m.is_capture() || m.promotion() == Some(Role::Queen)) && !loses_material(position, m)),
-            );
+            // At the leaf itself quiet checks too (the replies are then every evasion), so
+            // that a mate in one or a check that wins material is seen.
+            moves.extend(legal.iter().filter(|m| {
+                let noisy = m.is_capture() || m.promotion() == Some(Role::Queen);
+                (noisy || (ply == 0 && gives_direct_check(position, m))) && !loses_material(position, m)
+            }));
         }
         moves.sort_by_key(|m| -mvv_lva(m));
         let mut best = stand;
@@ -214,7 +217,7 @@ mod tests {
     }
 
     #[test]
-    fn the_capture_search_sees_a_hanging_queen_and_a_mate_and_stands_pat_when_quiet() {
+    fn the_capture_search_sees_a_hanging_queen_and_mates_and_stands_pat_when_quiet() {
         let networks = Networks::random(5);
         let mut resolver = Resolver::default();
         // White to move takes the undefended queen: worth more than the net's guess alone.
@@ -226,8 +229,11 @@ mod tests {
         // Mated: no evasion.
         let mated = position("R5k1/5ppp/8/8/8/8/8/6K1 b - - 0 1");
         assert!(resolver.value(&networks, &mated, None) < 1e-6);
-        // Nothing to take: the net's own score.
-        let quiet = position("4k3/8/8/8/8/8/8/4K2R w - - 0 1");
+        // A mate in one by a quiet check, seen at the leaf (the net alone cannot know it).
+        let mate_in_one = position("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+        assert!(resolver.value(&networks, &mate_in_one, None) > 1.0 - 1e-6);
+        // Nothing to take and no check to give: the net's own score.
+        let quiet = position("4k3/8/8/8/8/8/7P/4K3 w - - 0 1");
         assert!((resolver.value(&networks, &quiet, None) - net_value(&networks, &quiet)).abs() < 1e-5);
     }
 

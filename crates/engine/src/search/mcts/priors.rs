@@ -89,7 +89,7 @@ fn threatened_pieces(position: &Chess, enemy: &EnemyAttacks) -> Bitboard {
 
 /// Whether the piece `m` moves (or promotes to) attacks the enemy king from its
 /// destination (discovered checks and castling are not seen).
-fn gives_direct_check(position: &Chess, m: &Move) -> bool {
+pub(super) fn gives_direct_check(position: &Chess, m: &Move) -> bool {
     let (Some(from), to) = (m.from(), m.to()) else { return false };
     if m.is_castle() {
         return false;
