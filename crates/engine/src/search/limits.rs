@@ -127,7 +127,7 @@ impl Control {
             ponder: limits.ponder.clone(),
             soft,
             hard,
-            clocked: soft.is_some() && !limits.infinite && limits.move_time.is_none(),
+            clocked: soft.is_some() && limits.move_time.is_none(),
             nodes: limits.nodes,
             soft_nodes: None,
             nodes_seen: Arc::default(),
