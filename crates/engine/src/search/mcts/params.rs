@@ -17,9 +17,13 @@ pub const RESOLVE_PLIES: usize = 2;
 /// priors from the captures; the root always has the predictors'). 2 against 4 once the
 /// priors cost a fraction of a playout: SPRT H1.
 pub const PRIOR_VISITS: u32 = 2;
-/// Weight of the value of each root move's position in the root's priors (SPRT H1, +34.9):
-/// `p^(1/T) · exp(w · v)`, `v` the leaf evaluation's logit for the side that plays it.
-pub const ROOT_VALUE_WEIGHT: f32 = 0.5;
+/// Weight of the value of each move's position in the priors of the root and of a node
+/// with [`VALUE_PRIOR_VISITS`] (at the root: SPRT H1, +34.9): `p · exp(w · v)`, `v` the
+/// leaf evaluation's logit for the side that plays it.
+pub const VALUE_PRIOR_WEIGHT: f32 = 0.5;
+/// Visits from which a node's priors are weighted by the value of each move's position
+/// (one leaf evaluation per move, once per node).
+pub const VALUE_PRIOR_VISITS: u32 = 64;
 /// Share of the cheap capture priors kept in a node's priors once the move predictors'
 /// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3; 0.5 against
 /// 0.25 once the cheap priors see checks and threats: SPRT H1, +40.3).

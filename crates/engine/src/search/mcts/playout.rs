@@ -10,10 +10,10 @@ use rand::rngs::Xoshiro256PlusPlus;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
-use super::params::{CHEAP_PRIOR_SHARE, PRIOR_VISITS, ROOT_VALUE_WEIGHT};
+use super::params::{CHEAP_PRIOR_SHARE, PRIOR_VISITS, VALUE_PRIOR_VISITS, VALUE_PRIOR_WEIGHT};
 use super::priors::{self, PredictorBases};
 use super::select::select;
-use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, Tree};
+use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, PriorSource, Tree};
 use super::{LeafEval, MctsOptions};
 use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key_after, played};
@@ -64,13 +64,17 @@ impl Worker {
     }
 
     /// The search root's priors of `moves`: the move predictors' at the root's temperature,
-    /// each weighted by `exp(ROOT_VALUE_WEIGHT · v)`, `v` the leaf evaluation's logit of
-    /// the move's position for the side that plays it (one capture search per root move).
+    /// each weighted by `exp(VALUE_PRIOR_WEIGHT · v)` ([`Worker::move_values`]).
     fn root_priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move]) -> Vec<f32> {
         let predicted = self.priors(networks, position, moves, true);
-        let values: Vec<f32> =
-            moves.iter().map(|&m| -self.resolver.logit(networks, &played(position, m), None)).collect();
-        priors::weighted_by_values(&predicted, &values, ROOT_VALUE_WEIGHT)
+        let values = self.move_values(networks, position, moves);
+        priors::weighted_by_values(&predicted, &values, VALUE_PRIOR_WEIGHT)
+    }
+
+    /// The leaf evaluation's logit of the position after each of `moves`, for the side
+    /// that plays it (one capture search per move).
+    fn move_values(&mut self, networks: &Networks, position: &Chess, moves: &[Move]) -> Vec<f32> {
+        moves.iter().map(|&m| -self.resolver.logit(networks, &played(position, m), None)).collect()
     }
 }
 
@@ -144,6 +148,8 @@ pub enum Need {
     Edges,
     /// The move predictors' priors of these moves (it has the visits for them).
     Priors(Vec<Move>),
+    /// The values of these moves' positions (it has the visits for them).
+    Values(Vec<Move>),
 }
 
 /// Work for the path's last node done without the tree's lock.
@@ -152,6 +158,8 @@ pub enum Prepared {
     Edges(Result<Vec<Edge>, Ending>),
     /// The move predictors' priors of its edges.
     Priors(Vec<f32>),
+    /// The leaf evaluation's logits of its edges' positions ([`Worker::move_values`]).
+    Values(Vec<f32>),
 }
 
 /// Starts a descent from the root: the path holds the root alone.
@@ -173,6 +181,7 @@ pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position:
             edges(&moves, &priors)
         })),
         Need::Priors(moves) => Prepared::Priors(worker.priors(setting.networks, position, &moves, false)),
+        Need::Values(moves) => Prepared::Values(worker.move_values(setting.networks, position, &moves)),
     }
 }
 
@@ -209,17 +218,23 @@ pub fn go_on(
                     break Leaf::Known(ending.result);
                 }
                 Some(Prepared::Edges(Ok(edges))) => {
-                    if !install_edges(tree, setting, node, &edges, false) {
+                    if !install_edges(tree, setting, node, &edges, PriorSource::Cheap) {
                         break Leaf::Evaluate;
                     }
                 }
                 _ => return Step::Need(Need::Edges),
             }
         }
-        if puct && !tree.nodes[node].predicted && tree.nodes[node].visits >= PRIOR_VISITS {
+        if puct && tree.nodes[node].priors == PriorSource::Cheap && tree.nodes[node].visits >= PRIOR_VISITS {
             match prepared.take() {
                 Some(Prepared::Priors(priors)) => install_priors(tree, node, &priors),
                 _ => return Step::Need(Need::Priors(tree.edges(node).iter().map(|e| e.mv).collect())),
+            }
+        }
+        if puct && tree.nodes[node].priors == PriorSource::Predicted && tree.nodes[node].visits >= VALUE_PRIOR_VISITS {
+            match prepared.take() {
+                Some(Prepared::Values(values)) => install_values(tree, node, &values),
+                _ => return Step::Need(Need::Values(tree.edges(node).iter().map(|e| e.mv).collect())),
             }
         }
         prepared = None;
@@ -319,7 +334,7 @@ pub fn prepare_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, wo
             let moves: Vec<Move> = tree.edges(0).iter().map(|e| e.mv).collect();
             let priors = worker.root_priors(setting.networks, position, &moves);
             tree.set_priors(0, &priors);
-            tree.nodes[0].predicted = true;
+            tree.nodes[0].priors = PriorSource::Weighted;
         }
         return;
     }
@@ -328,7 +343,8 @@ pub fn prepare_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, wo
         moves.retain(|m| setting.search_moves.contains(m));
     }
     let priors = if puct { worker.root_priors(setting.networks, position, &moves) } else { vec![0.0; moves.len()] };
-    install_edges(tree, setting, 0, &edges(&moves, &priors), true);
+    let source = if puct { PriorSource::Weighted } else { PriorSource::Cheap };
+    install_edges(tree, setting, 0, &edges(&moves, &priors), source);
 }
 
 /// Unplayed edges for `moves` with their priors.
@@ -336,15 +352,14 @@ fn edges(moves: &[Move], priors: &[f32]) -> Vec<Edge> {
     moves.iter().zip(priors).map(|(&mv, &prior)| Edge { mv, prior, child: NONE }).collect()
 }
 
-/// Gives `node` its edges (`predicted`: their priors are the move predictors'); false
-/// (the node left unexpanded) when they do not fit within the memory bound (the root's
-/// always do).
-fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[Edge], predicted: bool) -> bool {
+/// Gives `node` its edges, their priors from `source`; false (the node left unexpanded)
+/// when they do not fit within the memory bound (the root's always do).
+fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[Edge], source: PriorSource) -> bool {
     if tree.memory() + edges.len() * EDGE_BYTES > setting.capacity && node != 0 {
         return false;
     }
     tree.expand(node, edges);
-    tree.nodes[node].predicted = predicted;
+    tree.nodes[node].priors = source;
     true
 }
 
@@ -352,7 +367,7 @@ fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[E
 /// the cheap capture priors the edges have until then (a share [`CHEAP_PRIOR_SHARE`]),
 /// unless another thread already did.
 fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
-    if tree.nodes[node].predicted {
+    if tree.nodes[node].priors != PriorSource::Cheap {
         return;
     }
     let mixed: Vec<f32> = tree
@@ -362,7 +377,18 @@ fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
         .map(|(edge, &p)| (1.0 - CHEAP_PRIOR_SHARE) * p + CHEAP_PRIOR_SHARE * edge.prior)
         .collect();
     tree.set_priors(node, &mixed);
-    tree.nodes[node].predicted = true;
+    tree.nodes[node].priors = PriorSource::Predicted;
+}
+
+/// Weights the priors of `node` by `exp(VALUE_PRIOR_WEIGHT · v)` for the logits `values`
+/// [`prepare`] made for its edges, unless another thread already did.
+fn install_values(tree: &mut Tree, node: usize, values: &[f32]) {
+    if tree.nodes[node].priors != PriorSource::Predicted {
+        return;
+    }
+    let current: Vec<f32> = tree.edges(node).iter().map(|e| e.prior).collect();
+    tree.set_priors(node, &priors::weighted_by_values(&current, values, VALUE_PRIOR_WEIGHT));
+    tree.nodes[node].priors = PriorSource::Weighted;
 }
 
 #[cfg(test)]
@@ -384,8 +410,16 @@ mod tests {
             assert_eq!(edge.mv, m, "the generator's order");
             assert!((edge.prior - p).abs() < 1e-6, "{priors:?}");
         }
-        assert!(tree.nodes[0].predicted);
+        assert_eq!(tree.nodes[0].priors, PriorSource::Predicted);
         install_priors(&mut tree, 0, &[1.0, 0.0, 0.0]);
         assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), priors, "only once");
+        // Then weighted by the values of the moves' positions, once.
+        let values = [0.0, 2.0, -1.0];
+        install_values(&mut tree, 0, &values);
+        let weighted: Vec<f32> = tree.edges(0).iter().map(|e| e.prior).collect();
+        assert_eq!(weighted, priors::weighted_by_values(&priors, &values, VALUE_PRIOR_WEIGHT));
+        assert_eq!(tree.nodes[0].priors, PriorSource::Weighted);
+        install_values(&mut tree, 0, &[5.0, 0.0, 0.0]);
+        assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), weighted, "only once");
     }
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use shakmaty::{Color, Position};
 
+use super::params::{PRIOR_VISITS, VALUE_PRIOR_VISITS};
+use super::tree::PriorSource;
 use super::*;
 use crate::search::Limits;
 use crate::search::uci_move;
@@ -205,8 +207,14 @@ fn edges_keep_the_generators_order_and_a_cleared_tree_searches_as_a_new_one() {
     let mut mcts = Mcts::new(MctsOptions::default(), 5);
     let first = run(&mut mcts, &networks, &game, 3000);
     let tree = &mcts.tree;
-    let predicted = tree.nodes.iter().filter(|n| n.expanded && n.predicted).count();
+    let predicted = tree.nodes.iter().filter(|n| n.expanded && n.priors != PriorSource::Cheap).count();
     assert!(predicted > 1, "nodes with the predictors' priors: {predicted}");
+    // A node past `VALUE_PRIOR_VISITS` visits has its priors weighted by value (once).
+    let busy: Vec<_> =
+        tree.nodes.iter().filter(|n| n.expanded && n.proof == 0 && n.visits > VALUE_PRIOR_VISITS).collect();
+    assert!(busy.len() > 1, "busy nodes: {}", busy.len());
+    assert!(busy.iter().all(|n| n.priors == PriorSource::Weighted));
+    assert!(tree.nodes.iter().filter(|n| n.visits < PRIOR_VISITS).all(|n| n.priors == PriorSource::Cheap));
     let mut position = game.position().clone();
     for node in std::iter::successors(Some(0), |&n| tree.best_child(n).map(|(_, c)| c)) {
         if tree.nodes[node].expanded {

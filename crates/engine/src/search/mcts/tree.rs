@@ -31,6 +31,18 @@ pub enum GameEnd {
     Mate,
 }
 
+/// Where a node's edge priors come from, in the order a node goes through them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PriorSource {
+    /// Cheap priors from SEE, checks and threats (none under UCB1).
+    #[default]
+    Cheap,
+    /// The move predictors' priors mixed with the cheap ones.
+    Predicted,
+    /// Those weighted by the value of each move's position.
+    Weighted,
+}
+
 /// A position in the tree (32 bytes; its Zobrist key is kept apart, in [`Tree::keys`]);
 /// the default is a fresh, unexpanded node.
 #[derive(Clone, Debug, Default)]
@@ -47,8 +59,8 @@ pub struct Node {
     pub count: u16,
     /// Whether the edges have been generated.
     pub expanded: bool,
-    /// Whether the edges' priors come from the move predictors.
-    pub predicted: bool,
+    /// Where the edges' priors come from.
+    pub priors: PriorSource,
     /// How the game ended here, if it did.
     pub terminal: Option<GameEnd>,
     /// Whether `terminal` is a repetition draw (history dependent: undone on reuse).
