@@ -22,7 +22,8 @@ pub const PRIOR_VISITS: u32 = 2;
 /// leaf evaluation's logit for the side that plays it.
 pub const VALUE_PRIOR_WEIGHT: f32 = 0.5;
 /// Visits from which a node's priors are weighted by the value of each move's position
-/// (one leaf evaluation per move, once per node).
+/// (one leaf evaluation per move, once per node; 64 against never: SPRT H1, +70.6 nElo at
+/// 2,000 playouts, 50.7% at 1 s + 0.01 s; 256: +17.1; 32 against 64: +25.0, no decision).
 pub const VALUE_PRIOR_VISITS: u32 = 64;
 /// Share of the cheap capture priors kept in a node's priors once the move predictors'
 /// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3; 0.5 against
