@@ -1,6 +1,6 @@
 //! `deepchess datagen` and `deepchess export` end to end: consistent records, a SIGKILL and
 //! a resume, the options guard, `--force`, the text round trip, and bad options; OpenBench's
-//! `genfens` request as its worker sends it; the groups of `siblings` and `visits`.
+//! `genfens` request as its worker sends it; the sibling groups of `siblings`.
 
 mod common;
 
@@ -510,54 +510,4 @@ fn siblings_are_groups_of_scored_children_of_one_parent() {
     assert_eq!(records(&out), children, "the same siblings again");
     let into_input = deepchess(&["siblings", "--data", data.to_str().unwrap(), "--out", data.to_str().unwrap()]);
     assert!(!into_input.status.success() && texts(&into_input).1.contains("is the input"), "{}", texts(&into_input).1);
-}
-
-#[test]
-fn visits_are_groups_of_moves_of_one_position_shared_out_by_the_search() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("d");
-    let (ok, _, stderr) = datagen(&data, &["--games", "2", "--validation-fraction", "0.5"]);
-    assert!(ok, "{stderr}");
-    let visits = |out: &Path, threads: &str, extra: &[&str]| {
-        let mut a = vec!["visits", "--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()];
-        a.extend(["--every", "4", "--playouts", "64", "--samples", "8", "--threads", threads]);
-        a.extend(extra);
-        deepchess(&a)
-    };
-    let out = dir.path().join("v");
-    let run = visits(&out, "2", &[]);
-    assert!(run.status.success(), "{}", texts(&run).1);
-    let parents: Vec<Record> = records(&data);
-    let written = records(&out);
-    let groups = games(&written);
-    assert!(groups.len() >= 4, "{} groups", groups.len());
-    for (number, group) in &groups {
-        assert_eq!(group.len(), 8, "group {number}: one record per sample");
-        let position = group[0].position().unwrap();
-        assert!(
-            parents.iter().any(|p| p.position().unwrap() == position
-                && (p.ply(), p.result(), p.eval()) == (group[0].ply(), group[0].result(), group[0].eval())),
-            "group {number}: a position of the input, with its ply, result and score"
-        );
-        let mut moves = Vec::new();
-        for record in group {
-            assert_eq!(record.position().unwrap(), position, "group {number}: one position");
-            let played = record.played().unwrap().and_then(|p| p.to_move(&position));
-            moves.push(played.unwrap_or_else(|| panic!("group {number}: a legal move")));
-        }
-        let runs = moves.windows(2).filter(|w| w[0] != w[1]).count() + 1;
-        let distinct: std::collections::HashSet<_> = moves.iter().collect();
-        assert_eq!(runs, distinct.len(), "group {number}: each move's records together");
-    }
-    // The same records with one thread; never overwritten without --force, never the input.
-    let one = dir.path().join("v1");
-    assert!(visits(&one, "1", &[]).status.success());
-    assert_eq!(records(&one), written, "the same records whatever the threads");
-    let again = visits(&out, "2", &[]);
-    assert!(!again.status.success() && texts(&again).1.contains("--force"), "{}", texts(&again).1);
-    assert!(visits(&out, "2", &["--force"]).status.success());
-    let into_input = visits(&data, "2", &[]);
-    assert!(!into_input.status.success() && texts(&into_input).1.contains("is the input"), "{}", texts(&into_input).1);
-    let no_samples = visits(&dir.path().join("v0"), "2", &["--samples", "0"]);
-    assert!(!no_samples.status.success() && texts(&no_samples).1.contains("--samples"), "{}", texts(&no_samples).1);
 }

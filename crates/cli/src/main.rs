@@ -40,8 +40,6 @@ enum Command {
     Unpack(commands::packing::UnpackArgs),
     /// Sibling positions scored by the evaluation search: the student comparator's pairs.
     Siblings(commands::siblings::SiblingsArgs),
-    /// MCTS visit distributions of a dataset's positions: the move predictors' targets.
-    Visits(commands::visits::VisitsArgs),
     /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
     /// `info string genfens <FEN>` line each.
     Genfens(commands::genfens::GenfensArgs),
@@ -68,7 +66,6 @@ fn main() -> std::process::ExitCode {
             | Command::Train(_)
             | Command::Export(_)
             | Command::Siblings(_)
-            | Command::Visits(_)
             | Command::Pack(_)
             | Command::Unpack(_)
     ) {
@@ -90,7 +87,6 @@ fn main() -> std::process::ExitCode {
         Command::Pack(args) => commands::packing::run_pack(args),
         Command::Unpack(args) => commands::packing::run_unpack(args),
         Command::Siblings(args) => commands::siblings::run(args),
-        Command::Visits(args) => commands::visits::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

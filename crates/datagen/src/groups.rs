@@ -1,6 +1,6 @@
 //! Groups of records made from the positions of a dataset, one group per chosen parent,
-//! written as one "game" each of a `moves` dataset: the frame `siblings` (sibling positions
-//! scored by the search) and `visits` (MCTS visit distributions as move records) share.
+//! written as one "game" each of a `moves` dataset: the frame of `siblings` (sibling
+//! positions scored by the search), apart from how a group is made.
 //! The parents are split between worker threads in order, and a group depends on its
 //! parent's record index alone, so the output is the same with any number of threads.
 

@@ -7,10 +7,8 @@
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
 //! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
 //! * [`genfens`]: OpenBench's `genfens` workload (the openings of its datagen tests).
-//! * [`groups`]: groups of records made from a dataset's positions, the frame of the next two.
+//! * [`groups`]: groups of records made from a dataset's positions, on threads, with progress.
 //! * [`siblings`]: sibling positions scored by the search, pairs for the student comparator.
-//! * [`visits`]: MCTS visit distributions of a dataset's positions, the move predictors'
-//!   training targets.
 
 pub mod adjudication;
 pub mod error;
@@ -28,7 +26,6 @@ pub mod rng;
 pub mod run;
 pub mod siblings;
 pub mod summary;
-pub mod visits;
 
 pub use error::DatagenError;
 pub use options::{GameOptions, RunOptions, Target};

@@ -1,15 +1,21 @@
 //! `deepchess siblings`: sibling positions scored by the evaluation search, the pairs the
 //! student comparator trains on (`train student --data OUT`; see docs/training.md).
 
-use deepchess_datagen::siblings::{SiblingOptions, siblings};
+use std::path::PathBuf;
 
-use super::groups::GroupArgs;
+use deepchess_datagen::groups::Parents;
+use deepchess_datagen::siblings::{SiblingOptions, siblings};
+use deepchess_engine::nn::Networks;
 
 /// Arguments of `deepchess siblings`.
 #[derive(clap::Args)]
 pub struct SiblingsArgs {
-    #[command(flatten)]
-    group: GroupArgs,
+    /// Dataset directory whose `moves` records are the parents (`datagen` or `prepare` output).
+    #[arg(long)]
+    data: PathBuf,
+    /// Output directory: `moves-{train,validation}.bin`, one group of siblings per parent.
+    #[arg(long)]
+    out: PathBuf,
     /// Children per parent: the move played there, then distinct random legal moves.
     #[arg(long, default_value_t = 4)]
     children: usize,
@@ -30,18 +36,42 @@ pub struct SiblingsArgs {
     /// the child.
     #[arg(long)]
     pv_leaves: bool,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Directory with the value net that scores (default: the embedded one).
+    #[arg(long)]
+    models: Option<PathBuf>,
+    /// Replace the output's datasets if they exist (never the input's).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `deepchess siblings`.
 pub fn run(args: SiblingsArgs) -> anyhow::Result<()> {
-    args.group.run(args.every, args.min_ply, |data, out, parents, networks| {
-        let options = SiblingOptions {
-            parents,
-            children: args.children,
-            nodes: args.nodes,
-            seed: args.seed,
-            pv_leaves: args.pv_leaves,
-        };
-        siblings(data, out, &options, networks)
-    })
+    let networks = Networks::load_or_embedded(args.models.as_deref()).map_err(|e| {
+        anyhow::anyhow!(
+            "--models {}: {e}",
+            args.models.as_ref().map_or("<embedded>".into(), |m| m.display().to_string())
+        )
+    })?;
+    let parents = Parents { every: args.every, min_ply: args.min_ply, threads: args.threads, force: args.force };
+    let options = SiblingOptions {
+        parents,
+        children: args.children,
+        nodes: args.nodes,
+        seed: args.seed,
+        pv_leaves: args.pv_leaves,
+    };
+    let started = std::time::Instant::now();
+    for (split, counts) in siblings(&args.data, &args.out, &options, &networks)? {
+        println!(
+            "{}: {} groups, {} positions ({:.0} s)",
+            args.out.join(deepchess_core::dataset::file_name(deepchess_core::Content::Moves, split)).display(),
+            counts.groups,
+            counts.records,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }

@@ -177,16 +177,6 @@ impl Mcts {
         }
     }
 
-    /// The root's searched moves after the last search, each with its visits (a move no
-    /// playout reached is left out), in the move generator's order.
-    pub fn root_visits(&self) -> Vec<(Move, u32)> {
-        if self.tree.nodes.is_empty() {
-            return Vec::new();
-        }
-        let tree = &self.tree;
-        tree.child_moves(0).map(|(m, c)| (m, tree.nodes[c].visits)).filter(|&(_, v)| v > 0).collect()
-    }
-
     /// How full `tree` is, in permille of the bound (UCI's `hashfull`).
     fn hashfull(&self, tree: &Tree) -> u32 {
         (tree.memory().saturating_mul(1000) / self.capacity.max(1)).min(1000) as u32
