@@ -1,6 +1,6 @@
 //! `deepchess datagen` and `deepchess export` end to end: consistent records, a SIGKILL and
 //! a resume, the options guard, `--force`, the text round trip, and bad options; OpenBench's
-//! `genfens` request as its worker sends it; the sibling groups of `siblings`.
+//! `genfens` request as its worker sends it.
 
 mod common;
 

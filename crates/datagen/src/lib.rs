@@ -7,7 +7,6 @@
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
 //! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
 //! * [`genfens`]: OpenBench's `genfens` workload (the openings of its datagen tests).
-//! * [`groups`]: groups of records made from a dataset's positions, on threads, with progress.
 //! * [`siblings`]: sibling positions scored by the search, pairs for the student comparator.
 
 pub mod adjudication;
@@ -15,7 +14,6 @@ pub mod error;
 pub mod export;
 pub mod game;
 pub mod genfens;
-pub mod groups;
 pub mod opening;
 pub mod options;
 pub mod output;
