@@ -10,7 +10,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
-use super::params::{CHEAP_PRIOR_SHARE, PRIOR_VISITS, VALUE_PRIOR_VISITS, VALUE_PRIOR_WEIGHT};
+use super::params::{CHEAP_PRIOR_SHARE, NODE_VALUE_PRIOR_WEIGHT, PRIOR_VISITS, VALUE_PRIOR_VISITS, VALUE_PRIOR_WEIGHT};
 use super::priors::{self, PredictorBases};
 use super::select::select;
 use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, PriorSource, Tree};
@@ -380,14 +380,14 @@ fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
     tree.nodes[node].priors = PriorSource::Predicted;
 }
 
-/// Weights the priors of `node` by `exp(VALUE_PRIOR_WEIGHT · v)` for the logits `values`
+/// Weights the priors of `node` by `exp(NODE_VALUE_PRIOR_WEIGHT · v)` for the logits `values`
 /// [`prepare`] made for its edges, unless another thread already did.
 fn install_values(tree: &mut Tree, node: usize, values: &[f32]) {
     if tree.nodes[node].priors != PriorSource::Predicted {
         return;
     }
     let current: Vec<f32> = tree.edges(node).iter().map(|e| e.prior).collect();
-    tree.set_priors(node, &priors::weighted_by_values(&current, values, VALUE_PRIOR_WEIGHT));
+    tree.set_priors(node, &priors::weighted_by_values(&current, values, NODE_VALUE_PRIOR_WEIGHT));
     tree.nodes[node].priors = PriorSource::Weighted;
 }
 
@@ -417,7 +417,7 @@ mod tests {
         let values = [0.0, 2.0, -1.0];
         install_values(&mut tree, 0, &values);
         let weighted: Vec<f32> = tree.edges(0).iter().map(|e| e.prior).collect();
-        assert_eq!(weighted, priors::weighted_by_values(&priors, &values, VALUE_PRIOR_WEIGHT));
+        assert_eq!(weighted, priors::weighted_by_values(&priors, &values, NODE_VALUE_PRIOR_WEIGHT));
         assert_eq!(tree.nodes[0].priors, PriorSource::Weighted);
         install_values(&mut tree, 0, &[5.0, 0.0, 0.0]);
         assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), weighted, "only once");
