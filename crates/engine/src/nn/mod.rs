@@ -1,10 +1,11 @@
 //! Network inference in plain Rust: the comparator (Pos2Vec encoder + head), the move
-//! predictors and the evaluation net, loaded from `--models DIR` or from the defaults
-//! embedded in the binary.
+//! predictors, the evaluation net, the student comparator and the policy net, loaded from
+//! `--models DIR` or from the defaults embedded in the binary.
 
 mod comparator;
 pub mod kernels;
 mod movepred;
+mod policy;
 mod random;
 pub mod stack;
 mod student;
@@ -16,6 +17,7 @@ use deepchess_core::{Model, ModelError, ModelKind};
 
 pub use comparator::{Code, Comparator};
 pub use movepred::{MovePredictor, PredictorAccumulator};
+pub use policy::{PolicyNet, PolicyScratch};
 pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
 pub use student::{STUDENT_MAX_HIDDEN, Student, StudentCode};
@@ -69,13 +71,15 @@ pub struct Networks {
     pub value: ValueNet,
     /// Student comparator of the comparison search (with its own evaluation net).
     pub student: Student,
+    /// Policy net: the priors of the MCTS.
+    pub policy: PolicyNet,
 }
 
 /// The kinds of model the engine loads (the standalone Pos2Vec model is not needed: the
 /// comparator carries its own, fine-tuned encoder). A `--models` directory without a
-/// student gets the embedded one.
-pub const ENGINE_MODELS: [ModelKind; 4] =
-    [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student];
+/// student or a policy net gets the embedded one.
+pub const ENGINE_MODELS: [ModelKind; 5] =
+    [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student, ModelKind::Policy];
 
 /// The default models, embedded at compile time from `models/`.
 mod embedded {
@@ -89,6 +93,8 @@ mod embedded {
         (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
     pub const STUDENT: (&[u8], &[u8]) =
         (include_bytes!("../../../../models/student.json"), include_bytes!("../../../../models/student.safetensors"));
+    pub const POLICY: (&[u8], &[u8]) =
+        (include_bytes!("../../../../models/policy.json"), include_bytes!("../../../../models/policy.safetensors"));
 }
 
 /// The embedded default model of `kind` (one of [`ENGINE_MODELS`]), checked.
@@ -98,6 +104,7 @@ pub fn embedded_model(kind: ModelKind) -> Result<Model, NetworkError> {
         ModelKind::Movepred => embedded::MOVEPRED,
         ModelKind::Value => embedded::VALUE,
         ModelKind::Student => embedded::STUDENT,
+        ModelKind::Policy => embedded::POLICY,
         other => return Err(NetworkError::NotEmbedded(other.name())),
     };
     let origin = format!("embedded default models/{}", kind.name());
@@ -114,22 +121,26 @@ impl Networks {
             &embedded_model(ModelKind::Movepred)?,
             &embedded_model(ModelKind::Value)?,
             &embedded_model(ModelKind::Student)?,
+            &embedded_model(ModelKind::Policy)?,
         )
     }
 
-    /// Loads `comparator`, `movepred`, `value` and `student` from `dir` (the embedded
-    /// student when `dir` has none).
+    /// Loads `comparator`, `movepred`, `value`, `student` and `policy` from `dir` (the
+    /// embedded student or policy net when `dir` has none).
     pub fn load(dir: &Path) -> Result<Networks, NetworkError> {
-        let student = if dir.join(format!("{}.json", ModelKind::Student.name())).exists() {
-            Model::load(dir, ModelKind::Student)?
-        } else {
-            embedded_model(ModelKind::Student)?
+        let load_or_embedded = |kind: ModelKind| {
+            if dir.join(format!("{}.json", kind.name())).exists() {
+                Ok(Model::load(dir, kind)?)
+            } else {
+                embedded_model(kind)
+            }
         };
         Networks::from_models(
             &Model::load(dir, ModelKind::Comparator)?,
             &Model::load(dir, ModelKind::Movepred)?,
             &Model::load(dir, ModelKind::Value)?,
-            &student,
+            &load_or_embedded(ModelKind::Student)?,
+            &load_or_embedded(ModelKind::Policy)?,
         )
     }
 
@@ -144,16 +155,19 @@ impl Networks {
         movepred: &Model,
         value: &Model,
         student: &Model,
+        policy: &Model,
     ) -> Result<Networks, NetworkError> {
         check_kind(comparator, ModelKind::Comparator, "comparator model")?;
         check_kind(student, ModelKind::Student, "student model")?;
         check_kind(movepred, ModelKind::Movepred, "movepred model")?;
         check_kind(value, ModelKind::Value, "value model")?;
+        check_kind(policy, ModelKind::Policy, "policy model")?;
         Ok(Networks {
             comparator: Comparator::from_model(comparator, Precision::Bf16Dense)?,
             movepred: MovePredictor::from_model(movepred)?,
             value: ValueNet::from_model(value)?,
             student: Student::from_model(student)?,
+            policy: PolicyNet::from_model(policy)?,
         })
     }
 
@@ -164,6 +178,7 @@ impl Networks {
             &random_model(ModelKind::Movepred, seed.wrapping_add(1)),
             &random_model(ModelKind::Value, seed.wrapping_add(2)),
             &random_model(ModelKind::Student, seed.wrapping_add(3)),
+            &random_model(ModelKind::Policy, seed.wrapping_add(4)),
         )
         .expect("standard shapes are valid")
     }

@@ -1,11 +1,12 @@
 //! Network building blocks: parameters, the sparse first layer, the burn forward pass
 //! and its gradients, the data-parallel training step, losses, Adam, and the evaluation
-//! net's hand-written passes.
+//! and policy nets' hand-written passes.
 
 pub mod adam;
 pub mod graph;
 pub mod loss;
 pub mod params;
 pub mod perspective;
+pub mod policy;
 pub mod sparse;
 pub mod step;

@@ -3,5 +3,6 @@
 pub mod autoencoder;
 pub mod comparator;
 pub mod movepred;
+pub mod policy;
 pub mod student;
 pub mod value;
