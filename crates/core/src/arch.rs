@@ -52,17 +52,6 @@ pub fn value_output_bucket(pieces: usize, buckets: usize) -> usize {
 pub fn value_output_bucket_major(weight: &[f32], buckets: usize) -> Vec<f32> {
     (0..buckets).flat_map(|b| weight.iter().skip(b).step_by(buckets).copied()).collect()
 }
-/// Stack of the policy net's feature transformer: `[768, H]` over the side to move's
-/// perspective features ([`crate::features::perspective_feature`]), SCReLU after it.
-pub const POLICY_FT_STACK: &str = "ft";
-/// Stack of the policy net's move logits: `[H, 4096]`, one output per move index
-/// ([`crate::move_label::policy_index`]: from-square × 64 + to-square, both as the side
-/// to move sees the board).
-pub const POLICY_MOVES_STACK: &str = "moves";
-/// Move indices of the policy net (64 from-squares × 64 to-squares).
-pub const POLICY_MOVES: usize = 4096;
-/// Default width H of the policy net's feature transformer (`train policy --width`).
-pub const POLICY_FT_WIDTH: usize = 256;
 /// Default width N of the evaluation net's feature transformer (`train value --width`).
 pub const VALUE_FT_WIDTH: usize = 256;
 /// Quantisation of the feature transformer in the engine: weights and biases × 255 as
@@ -169,7 +158,7 @@ impl StackSpec {
     }
 }
 
-/// The kinds of model files.
+/// The four kinds of model files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelKind {
@@ -184,20 +173,12 @@ pub enum ModelKind {
     /// Student comparator for search (stacks `ft` and `out` of an evaluation net, and
     /// `head` over two codes, see [`STUDENT_HEAD_STACK`]).
     Student,
-    /// Policy net: one logit per move (stacks `ft` and `moves`, see [`POLICY_MOVES_STACK`]).
-    Policy,
 }
 
 impl ModelKind {
     /// All kinds.
-    pub const ALL: [ModelKind; 6] = [
-        ModelKind::Pos2vec,
-        ModelKind::Comparator,
-        ModelKind::Movepred,
-        ModelKind::Value,
-        ModelKind::Student,
-        ModelKind::Policy,
-    ];
+    pub const ALL: [ModelKind; 5] =
+        [ModelKind::Pos2vec, ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student];
 
     /// File stem in `models/`.
     pub fn name(self) -> &'static str {
@@ -207,7 +188,6 @@ impl ModelKind {
             ModelKind::Movepred => "movepred",
             ModelKind::Value => "value",
             ModelKind::Student => "student",
-            ModelKind::Policy => "policy",
         }
     }
 
@@ -234,11 +214,6 @@ impl ModelKind {
                 stacks.push(StackSpec::new(STUDENT_HEAD_STACK, &[2 * code, STUDENT_HIDDEN, 1], ClippedRelu));
                 stacks
             }
-            ModelKind::Policy => vec![
-                StackSpec::new(POLICY_FT_STACK, &[PERSPECTIVE_FEATURES, POLICY_FT_WIDTH], SquaredClippedRelu)
-                    .with_final_activation(),
-                StackSpec::new(POLICY_MOVES_STACK, &[POLICY_FT_WIDTH, POLICY_MOVES], Relu),
-            ],
         }
     }
 
@@ -287,24 +262,6 @@ impl ModelKind {
                         2 * code
                     ));
                 }
-            }
-            ModelKind::Policy => {
-                let ft = find(POLICY_FT_STACK)?;
-                if ft.layers.len() != 2 || ft.input() != PERSPECTIVE_FEATURES || !ft.output().is_multiple_of(16) {
-                    return Err(format!(
-                        "stack `{POLICY_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}, H] with H a multiple of 16",
-                        ft.layers
-                    ));
-                }
-                let moves = find(POLICY_MOVES_STACK)?;
-                if moves.layers.len() != 2 {
-                    return Err(format!(
-                        "stack `{POLICY_MOVES_STACK}` has layers {:?}; expected one layer [{}, {POLICY_MOVES}]",
-                        moves.layers,
-                        ft.output()
-                    ));
-                }
-                expect(moves, ft.output(), POLICY_MOVES)?;
             }
             ModelKind::Value => {
                 let ft = find(VALUE_FT_STACK)?;

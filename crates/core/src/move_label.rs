@@ -38,17 +38,6 @@ pub fn label_destination(m: &Move, turn: Color) -> Option<Square> {
     }
 }
 
-/// The policy net's index of a move played by `turn`: from-square × 64 + destination
-/// ([`label_destination`]: the king's for castling), both squares as `turn` sees the board
-/// (mirrored top to bottom for Black), so that every side moves "up". Promotions to
-/// different pieces share the index of their squares. `None` for drops.
-pub fn policy_index(m: &Move, turn: Color) -> Option<usize> {
-    let flip = if turn == Color::White { 0 } else { 56 };
-    let from = m.from()? as usize ^ flip;
-    let to = label_destination(m, turn)? as usize ^ flip;
-    Some(from * 64 + to)
-}
-
 /// Roles in label order (index = label piece).
 pub const LABEL_ROLES: [Role; 6] = [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen, Role::King];
 
@@ -78,22 +67,6 @@ mod tests {
         let black = "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1";
         assert_eq!(label(black, "e8g8"), MoveLabel { piece: 5, to: 62 });
         assert_eq!(label(black, "e8c8"), MoveLabel { piece: 5, to: 58 });
-    }
-
-    #[test]
-    fn policy_indices_are_the_movers_view_of_from_and_to() {
-        let index = |fen: &str, uci: &str| {
-            let pos: Chess = fen.parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-            let m = uci.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-            policy_index(&m, pos.turn()).unwrap()
-        };
-        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-        assert_eq!(index(start, "e2e4"), 12 * 64 + 28);
-        let black = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
-        assert_eq!(index(black, "e7e5"), 12 * 64 + 28, "Black's e7e5 is White's e2e4");
-        assert_eq!(index("r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1", "e8g8"), 4 * 64 + 6);
-        let fen = "1n5k/P7/8/8/8/8/8/K7 w - - 0 1";
-        assert_eq!(index(fen, "a7a8q"), index(fen, "a7a8n"));
     }
 
     #[test]

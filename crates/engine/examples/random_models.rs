@@ -1,4 +1,4 @@
-//! Writes seeded, randomly initialised models of the standard shapes (every kind)
+//! Writes seeded, randomly initialised models of the standard shapes (all four kinds)
 //! into a directory: the stand-ins committed in `models/` until trained weights land.
 //!
 //! `cargo run --release -p deepchess-engine --example random_models -- DIR [--force]`

@@ -1,7 +1,7 @@
 //! `deepchess train`: the trainers.
 
 use deepchess_train::run::RunArgs;
-use deepchess_train::trainers::{autoencoder, comparator, movepred, policy, student, value};
+use deepchess_train::trainers::{autoencoder, comparator, movepred, student, value};
 
 /// Arguments of `deepchess train`.
 #[derive(clap::Args)]
@@ -25,13 +25,6 @@ enum Network {
         run: RunArgs,
         #[command(flatten)]
         options: movepred::MovepredOptions,
-    },
-    /// The policy net for MCTS's priors: one logit per move (from-square, to-square).
-    Policy {
-        #[command(flatten)]
-        run: RunArgs,
-        #[command(flatten)]
-        options: policy::PolicyOptions,
     },
     /// The Pos2Vec autoencoder: layer-wise pre-training, then fine-tuning.
     Autoencoder {
@@ -66,7 +59,6 @@ pub fn run(args: TrainArgs) -> anyhow::Result<()> {
     let (dir, model) = match args.network {
         Network::Value { run, options } => (run.out.clone(), value::train(&build(run), &options)?),
         Network::Movepred { run, options } => (run.out.clone(), movepred::train(&build(run), &options)?),
-        Network::Policy { run, options } => (run.out.clone(), policy::train(&build(run), &options)?),
         Network::Autoencoder { run, options } => (run.out.clone(), autoencoder::train(&build(run), &options)?),
         Network::Comparator { run, options } => (run.out.clone(), comparator::train(&build(run), &options)?),
         Network::Student { run, options } => (run.out.clone(), student::train(&build(run), &options)?),

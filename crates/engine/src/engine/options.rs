@@ -241,7 +241,7 @@ const OTHERS: &[UciOption] = &[
     text(
         "Models",
         "<embedded>",
-        "directory with the comparator, movepred and value models (and optionally student and policy; the embedded ones otherwise), or `<embedded>` (a new game starts)",
+        "directory with the comparator, movepred and value models, or `<embedded>` (a new game starts)",
         |e, value| {
             let dir = (!value.is_empty() && value != "<embedded>").then(|| Path::new(value));
             e.networks = Networks::load_or_embedded(dir).map_err(|error| error.to_string())?;

@@ -1,11 +1,10 @@
 //! Network inference in plain Rust: the comparator (Pos2Vec encoder + head), the move
-//! predictors, the evaluation net, the student comparator and the policy net, loaded from
-//! `--models DIR` or from the defaults embedded in the binary.
+//! predictors and the evaluation net, loaded from `--models DIR` or from the defaults
+//! embedded in the binary.
 
 mod comparator;
 pub mod kernels;
 mod movepred;
-mod policy;
 mod random;
 pub mod stack;
 mod student;
@@ -17,7 +16,6 @@ use deepchess_core::{Model, ModelError, ModelKind};
 
 pub use comparator::{Code, Comparator};
 pub use movepred::{MovePredictor, PredictorAccumulator};
-pub use policy::{PolicyNet, PolicyScratch};
 pub use random::{random_model, random_model_with};
 pub use stack::{Precision, Scratch, Stack};
 pub use student::{STUDENT_MAX_HIDDEN, Student, StudentCode};
@@ -71,15 +69,13 @@ pub struct Networks {
     pub value: ValueNet,
     /// Student comparator of the comparison search (with its own evaluation net).
     pub student: Student,
-    /// Policy net: the priors of the MCTS.
-    pub policy: PolicyNet,
 }
 
 /// The kinds of model the engine loads (the standalone Pos2Vec model is not needed: the
 /// comparator carries its own, fine-tuned encoder). A `--models` directory without a
-/// student or a policy net gets the embedded one.
-pub const ENGINE_MODELS: [ModelKind; 5] =
-    [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student, ModelKind::Policy];
+/// student gets the embedded one.
+pub const ENGINE_MODELS: [ModelKind; 4] =
+    [ModelKind::Comparator, ModelKind::Movepred, ModelKind::Value, ModelKind::Student];
 
 /// The default models, embedded at compile time from `models/`.
 mod embedded {
@@ -93,8 +89,6 @@ mod embedded {
         (include_bytes!("../../../../models/value.json"), include_bytes!("../../../../models/value.safetensors"));
     pub const STUDENT: (&[u8], &[u8]) =
         (include_bytes!("../../../../models/student.json"), include_bytes!("../../../../models/student.safetensors"));
-    pub const POLICY: (&[u8], &[u8]) =
-        (include_bytes!("../../../../models/policy.json"), include_bytes!("../../../../models/policy.safetensors"));
 }
 
 /// The embedded default model of `kind` (one of [`ENGINE_MODELS`]), checked.
@@ -104,7 +98,6 @@ pub fn embedded_model(kind: ModelKind) -> Result<Model, NetworkError> {
         ModelKind::Movepred => embedded::MOVEPRED,
         ModelKind::Value => embedded::VALUE,
         ModelKind::Student => embedded::STUDENT,
-        ModelKind::Policy => embedded::POLICY,
         other => return Err(NetworkError::NotEmbedded(other.name())),
     };
     let origin = format!("embedded default models/{}", kind.name());
@@ -121,26 +114,22 @@ impl Networks {
             &embedded_model(ModelKind::Movepred)?,
             &embedded_model(ModelKind::Value)?,
             &embedded_model(ModelKind::Student)?,
-            &embedded_model(ModelKind::Policy)?,
         )
     }
 
-    /// Loads `comparator`, `movepred`, `value`, `student` and `policy` from `dir` (the
-    /// embedded student or policy net when `dir` has none).
+    /// Loads `comparator`, `movepred`, `value` and `student` from `dir` (the embedded
+    /// student when `dir` has none).
     pub fn load(dir: &Path) -> Result<Networks, NetworkError> {
-        let load_or_embedded = |kind: ModelKind| {
-            if dir.join(format!("{}.json", kind.name())).exists() {
-                Ok(Model::load(dir, kind)?)
-            } else {
-                embedded_model(kind)
-            }
+        let student = if dir.join(format!("{}.json", ModelKind::Student.name())).exists() {
+            Model::load(dir, ModelKind::Student)?
+        } else {
+            embedded_model(ModelKind::Student)?
         };
         Networks::from_models(
             &Model::load(dir, ModelKind::Comparator)?,
             &Model::load(dir, ModelKind::Movepred)?,
             &Model::load(dir, ModelKind::Value)?,
-            &load_or_embedded(ModelKind::Student)?,
-            &load_or_embedded(ModelKind::Policy)?,
+            &student,
         )
     }
 
@@ -155,19 +144,16 @@ impl Networks {
         movepred: &Model,
         value: &Model,
         student: &Model,
-        policy: &Model,
     ) -> Result<Networks, NetworkError> {
         check_kind(comparator, ModelKind::Comparator, "comparator model")?;
         check_kind(student, ModelKind::Student, "student model")?;
         check_kind(movepred, ModelKind::Movepred, "movepred model")?;
         check_kind(value, ModelKind::Value, "value model")?;
-        check_kind(policy, ModelKind::Policy, "policy model")?;
         Ok(Networks {
             comparator: Comparator::from_model(comparator, Precision::Bf16Dense)?,
             movepred: MovePredictor::from_model(movepred)?,
             value: ValueNet::from_model(value)?,
             student: Student::from_model(student)?,
-            policy: PolicyNet::from_model(policy)?,
         })
     }
 
@@ -178,7 +164,6 @@ impl Networks {
             &random_model(ModelKind::Movepred, seed.wrapping_add(1)),
             &random_model(ModelKind::Value, seed.wrapping_add(2)),
             &random_model(ModelKind::Student, seed.wrapping_add(3)),
-            &random_model(ModelKind::Policy, seed.wrapping_add(4)),
         )
         .expect("standard shapes are valid")
     }

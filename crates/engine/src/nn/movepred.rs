@@ -34,6 +34,13 @@ impl PredictorAccumulator {
     pub fn features(&self) -> &FeatureBits {
         &self.features
     }
+
+    /// How many features differ between this accumulator's position and `features`.
+    pub fn distance(&self, features: &FeatureBits) -> usize {
+        let mut n = 0;
+        self.features.changes(features, |_, _| n += 1);
+        n
+    }
 }
 
 impl MovePredictor {

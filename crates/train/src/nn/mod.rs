@@ -1,12 +1,11 @@
 //! Network building blocks: parameters, the sparse first layer, the burn forward pass
 //! and its gradients, the data-parallel training step, losses, Adam, and the evaluation
-//! and policy nets' hand-written passes.
+//! net's hand-written passes.
 
 pub mod adam;
 pub mod graph;
 pub mod loss;
 pub mod params;
 pub mod perspective;
-pub mod policy;
 pub mod sparse;
 pub mod step;

@@ -3,6 +3,5 @@
 pub mod autoencoder;
 pub mod comparator;
 pub mod movepred;
-pub mod policy;
 pub mod student;
 pub mod value;

@@ -3,9 +3,9 @@
 //! * `Puct` (the default, as Lc0 and Monty search): a node gets its moves the second
 //!   time a playout reaches it, with cheap priors from SEE (winning captures first, then
 //!   quiet checks and threatened pieces' escapes, moves that lose material last); from 2
-//!   visits on the policy net's probabilities, flattened by a softmax temperature,
+//!   visits on the move predictors' probabilities, flattened by a softmax temperature,
 //!   take half of each prior (the cheap ones keep the other half); the search's root
-//!   gets the policy net's alone at every search (at the root's temperature), each
+//!   gets the predictors' alone at every search (at the root's temperature), each
 //!   weighted by the leaf evaluation of the move's position. Selection by
 //!   `Q + c(N)·P·sqrt(N)/(1 + n)` with first-play urgency at the parent's value and an
 //!   exploration constant that grows with the parent's visits, root and tree constants
@@ -77,7 +77,7 @@ pub enum LeafEval {
     PredictorRollout,
     /// UCB1, uniformly random rollout to the end of the game.
     RandomRollout,
-    /// PUCT with the policy net's priors and the evaluation net after a capture search.
+    /// PUCT with predictor priors and the evaluation net after a capture search.
     #[default]
     Puct,
 }
@@ -221,13 +221,13 @@ impl Mcts {
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
         let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
-        self.worker.start(game);
+        self.worker.start(game, &setting);
         playout::prepare_root(&mut self.tree, &setting, &root_position, &mut self.worker);
         let shared = Shared::new(std::mem::take(&mut self.tree), control.nodes());
         let mut helpers = std::mem::take(&mut self.helpers);
         std::thread::scope(|scope| {
             for helper in &mut helpers {
-                helper.start(game);
+                helper.start(game, &setting);
                 let (shared, setting, root) = (&shared, &setting, &root_position);
                 scope.spawn(move || shared.help(setting, helper, root));
             }

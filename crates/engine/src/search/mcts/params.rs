@@ -7,15 +7,15 @@ pub const C_TREE: f64 = 0.45;
 /// Visits over which the exploration constant grows by `ln`: `c·(1 + ln((N + B)/B))` (4,000
 /// and 16,000 against 8,000 at 1 s + 0.01 s: +17 and +9, both within the noise).
 pub const C_SCALE: f64 = 8000.0;
-/// Softmax temperature of the policy net's priors at the root.
+/// Softmax temperature of the predictors' priors at the root.
 pub const ROOT_TEMPERATURE: f32 = 1.6;
-/// Softmax temperature of the policy net's priors below the root.
+/// Softmax temperature of the predictors' priors below the root.
 pub const TREE_TEMPERATURE: f32 = 1.3;
 /// Deepest ply of the leaf's capture search: a capture and its recapture (against 6 plies:
 /// 1.4× the playouts, +65 at 1 s + 0.01 s).
 pub const RESOLVE_PLIES: usize = 2;
-/// Visits from which a node's priors come from the policy net (before that, cheap
-/// priors from the captures; the root always has the policy net's). 2 against 4 once the
+/// Visits from which a node's priors come from the move predictors (before that, cheap
+/// priors from the captures; the root always has the predictors'). 2 against 4 once the
 /// priors cost a fraction of a playout: SPRT H1.
 pub const PRIOR_VISITS: u32 = 2;
 /// Weight of the value of each move's position in the root's priors (SPRT H1, +34.9; 1.0:
@@ -31,8 +31,8 @@ pub const NODE_VALUE_PRIOR_WEIGHT: f32 = 1.0;
 /// 2,000 playouts, 50.7% at 1 s + 0.01 s; 256: +17.1; 32 against 64: +25.0 at 2,000 playouts,
 /// −13 at 1 s + 0.01 s).
 pub const VALUE_PRIOR_VISITS: u32 = 64;
-/// Share of the cheap capture priors kept in a node's priors once the policy net's
-/// arrive: `(1 − s)·policy + s·cheap` (0.25 against none: SPRT H1, +34.3; 0.5 against
+/// Share of the cheap capture priors kept in a node's priors once the move predictors'
+/// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3; 0.5 against
 /// 0.25 once the cheap priors see checks and threats: SPRT H1, +40.3).
 pub const CHEAP_PRIOR_SHARE: f32 = 0.5;
 /// Cheap prior score of a quiet move that gives check from its destination, where other

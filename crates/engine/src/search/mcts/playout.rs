@@ -11,11 +11,11 @@ use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
 use super::params::{CHEAP_PRIOR_SHARE, NODE_VALUE_PRIOR_WEIGHT, PRIOR_VISITS, VALUE_PRIOR_VISITS, VALUE_PRIOR_WEIGHT};
-use super::priors;
+use super::priors::{self, PredictorBases};
 use super::select::select;
 use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, PriorSource, Tree};
 use super::{LeafEval, MctsOptions};
-use crate::nn::{Networks, PolicyScratch, Scratch};
+use crate::nn::{Networks, Scratch};
 use crate::position_history::{Game, KeyStack, is_rule_draw, key_after, played};
 
 /// The playouts' state: the path, the keys on the way to its node (draw detection), the
@@ -26,7 +26,7 @@ pub struct Worker {
     pub path: Vec<usize>,
     keys: KeyStack,
     resolver: Resolver,
-    policy: PolicyScratch,
+    bases: PredictorBases,
     scratch: Scratch,
     rng: Xoshiro256PlusPlus,
     /// Deepest node a playout of the current search reached, in plies from the root.
@@ -40,25 +40,30 @@ impl Worker {
             path: Vec::new(),
             keys: KeyStack::new(&Game::default()),
             resolver: Resolver::default(),
-            policy: PolicyScratch::default(),
+            bases: PredictorBases::default(),
             scratch: Scratch::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             seldepth: 0,
         }
     }
 
-    /// Prepares a search of `game`: its history for draw detection, no depth reached yet.
-    pub fn start(&mut self, game: &Game) {
+    /// Prepares a search of `game`: its history for draw detection, the predictors' first
+    /// layer at its position (under PUCT), no depth reached yet.
+    pub fn start(&mut self, game: &Game, setting: &Setting<'_>) {
         self.keys = KeyStack::new(game);
         self.seldepth = 0;
+        if setting.options.leaf == LeafEval::Puct {
+            self.bases.start(&setting.networks.movepred, game.position());
+        }
     }
 
-    /// The policy net's priors of `moves` in `position` (`root`: the search's root).
+    /// The move predictors' priors of `moves` in `position` (`root`: the search's root).
     fn priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], root: bool) -> Vec<f32> {
-        priors::priors(networks, position, moves, root, &mut self.policy)
+        let accumulator = self.bases.accumulator(&networks.movepred, position);
+        priors::priors(networks, position, moves, root, accumulator, &mut self.scratch)
     }
 
-    /// The search root's priors of `moves`: the policy net's at the root's temperature,
+    /// The search root's priors of `moves`: the move predictors' at the root's temperature,
     /// each weighted by `exp(VALUE_PRIOR_WEIGHT · v)` ([`Worker::move_values`]).
     fn root_priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move]) -> Vec<f32> {
         let predicted = self.priors(networks, position, moves, true);
@@ -141,7 +146,7 @@ pub enum Step {
 pub enum Need {
     /// Its edges (it is to be expanded).
     Edges,
-    /// The policy net's priors of these moves (it has the visits for them).
+    /// The move predictors' priors of these moves (it has the visits for them).
     Priors(Vec<Move>),
     /// The values of these moves' positions (it has the visits for them).
     Values(Vec<Move>),
@@ -151,7 +156,7 @@ pub enum Need {
 pub enum Prepared {
     /// Its edges: legal moves with cheap priors, or how its game ended.
     Edges(Result<Vec<Edge>, Ending>),
-    /// The policy net's priors of its edges.
+    /// The move predictors' priors of its edges.
     Priors(Vec<f32>),
     /// The leaf evaluation's logits of its edges' positions ([`Worker::move_values`]).
     Values(Vec<f32>),
@@ -358,7 +363,7 @@ fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[E
     true
 }
 
-/// Gives `node` the policy net's priors [`prepare`] made for its edges, mixed with
+/// Gives `node` the move predictors' priors [`prepare`] made for its edges, mixed with
 /// the cheap capture priors the edges have until then (a share [`CHEAP_PRIOR_SHARE`]),
 /// unless another thread already did.
 fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
@@ -391,7 +396,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_policy_priors_keep_a_share_of_the_cheap_ones_once() {
+    fn the_predictors_priors_keep_a_share_of_the_cheap_ones_once() {
         let position = Chess::default();
         let moves: Vec<Move> = position.legal_moves().into_iter().take(3).collect();
         let mut tree = Tree::default();

@@ -1,12 +1,15 @@
-//! PUCT priors: the policy net's probabilities over the legal moves, flattened by a
+//! PUCT priors: the move predictors' probabilities over the legal moves, flattened by a
 //! softmax temperature (higher at the root, where exploration pays most), computed once
 //! per node; until a node has enough visits for them to pay, cheap priors from SEE,
 //! checks and threats.
 
+use deepchess_core::FeatureBits;
+use deepchess_core::features::role_index;
+use deepchess_core::move_label::label_destination;
 use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square, attacks};
 
 use super::params::{ESCAPE_SCORE, QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
-use crate::nn::{Networks, PolicyScratch, softmax};
+use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value, see_ge};
 
@@ -116,25 +119,57 @@ fn threatened(position: &Chess, from: Square) -> bool {
         || board.attacks_to(from, piece.color, occupied).is_empty()
 }
 
-/// Priors of `moves`, all the legal moves of `position` (summing to 1), from the policy
-/// net: `p^(1/T)` normalised, `T` the root's or the tree's temperature, `p` the softmax
-/// of the moves' logits (promotions to different pieces share one) with under-promotions
-/// scaled down as in move ordering.
+/// The move predictors' first-layer accumulators a worker updates the next one from: the
+/// search root's and the last one computed (a position near either differs from it in a
+/// few pieces).
+#[derive(Clone, Debug, Default)]
+pub struct PredictorBases {
+    root: Option<PredictorAccumulator>,
+    last: Option<PredictorAccumulator>,
+    spare: Option<PredictorAccumulator>,
+}
+
+impl PredictorBases {
+    /// Starts a search of `root`.
+    pub fn start(&mut self, predictor: &MovePredictor, root: &Chess) {
+        self.root = Some(predictor.accumulator(&FeatureBits::from_position(root)));
+    }
+
+    /// The accumulator of `position`, updated from the nearer base (from scratch where
+    /// both differ in more features than the position has).
+    pub fn accumulator(&mut self, predictor: &MovePredictor, position: &Chess) -> &PredictorAccumulator {
+        let features = FeatureBits::from_position(position);
+        let distance = |a: &Option<PredictorAccumulator>| a.as_ref().map_or(usize::MAX, |a| a.distance(&features));
+        let base = if distance(&self.root) <= distance(&self.last) { &self.root } else { &self.last };
+        let next = match (base, self.spare.take()) {
+            (Some(base), Some(mut out)) => {
+                predictor.update(base, &features, &mut out);
+                out
+            }
+            (Some(base), None) => {
+                let mut out = base.clone();
+                predictor.update(base, &features, &mut out);
+                out
+            }
+            (None, _) => predictor.accumulator(&features),
+        };
+        self.spare = self.last.replace(next);
+        self.last.as_ref().expect("just set")
+    }
+}
+
+/// Priors of `moves`, all the legal moves of `position` (summing to 1), from the move
+/// predictors' `accumulator` of `position`: `p^(1/T)` normalised, `T` the root's or the
+/// tree's temperature, `p` from [`legal_probabilities`].
 pub fn priors(
     networks: &Networks,
     position: &Chess,
     moves: &[Move],
     root: bool,
-    scratch: &mut PolicyScratch,
+    accumulator: &PredictorAccumulator,
+    scratch: &mut Scratch,
 ) -> Vec<f32> {
-    let mut p = vec![0.0; moves.len()];
-    networks.policy.logits(position, moves, &mut p, scratch);
-    softmax(&mut p);
-    for (x, m) in p.iter_mut().zip(moves) {
-        if matches!(m.promotion(), Some(role) if role != Role::Queen) {
-            *x *= UNDERPROMOTION_FACTOR;
-        }
-    }
+    let mut p = legal_probabilities(&networks.movepred, position, moves, accumulator, scratch);
     let exponent = 1.0 / if root { ROOT_TEMPERATURE } else { TREE_TEMPERATURE };
     for x in &mut p {
         *x = x.max(1e-9).powf(exponent);
@@ -161,29 +196,109 @@ pub fn weighted_by_values(priors: &[f32], values: &[f32], weight: f32) -> Vec<f3
     p
 }
 
+/// P(piece type)·P(destination | piece type) of each of `moves`, the legal moves of
+/// `position` (`accumulator` its predictors' first layer), the destinations' softmax
+/// taken over that piece type's legal destinations only (as policy nets mask illegal
+/// moves): the square predictors compute the logits of those squares alone, a fraction
+/// of their 64 outputs. Under-promotions are scaled down as in move ordering.
+pub fn legal_probabilities(
+    predictor: &MovePredictor,
+    position: &Chess,
+    moves: &[Move],
+    accumulator: &PredictorAccumulator,
+    scratch: &mut Scratch,
+) -> Vec<f32> {
+    let piece = predictor.piece_probabilities(accumulator, scratch);
+    let turn = position.turn();
+    let labels: Vec<(usize, usize)> = moves
+        .iter()
+        .map(|m| (role_index(m.role()), label_destination(m, turn).expect("standard chess has no drops") as usize))
+        .collect();
+    let mut p = vec![0.0; moves.len()];
+    let (mut squares, mut logits, mut by_square) = ([0usize; 64], [0f32; 64], [0f32; 64]);
+    for (kind, &piece_p) in piece.iter().enumerate() {
+        let mut seen = 0u64;
+        let mut n = 0;
+        for &(k, square) in &labels {
+            if k == kind && seen & (1 << square) == 0 {
+                seen |= 1 << square;
+                squares[n] = square;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            continue;
+        }
+        predictor.square_logits(kind, accumulator, &squares[..n], &mut logits[..n], scratch);
+        softmax(&mut logits[..n]);
+        for (&square, &q) in squares[..n].iter().zip(&logits[..n]) {
+            by_square[square] = q;
+        }
+        for (x, &(k, square)) in p.iter_mut().zip(&labels) {
+            if k == kind {
+                *x = piece_p * by_square[square];
+            }
+        }
+    }
+    for (x, m) in p.iter_mut().zip(moves) {
+        if matches!(m.promotion(), Some(role) if role != Role::Queen) {
+            *x *= UNDERPROMOTION_FACTOR;
+        }
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn position(fen: &str) -> Chess {
-        crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone()
+    #[test]
+    fn legal_probabilities_are_the_predictors_renormalised_over_legal_destinations() {
+        let networks = Networks::random(11);
+        let predictor = &networks.movepred;
+        let mut scratch = Scratch::default();
+        // Promotions (four moves to one square), a capture, a king, two rooks able to
+        // reach one square.
+        for fen in
+            ["r3k3/1P6/8/8/8/8/8/R3K2R w KQq - 0 1", "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"]
+        {
+            let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
+            let moves = position.legal_moves();
+            let accumulator = predictor.accumulator(&FeatureBits::from_position(&position));
+            let p = legal_probabilities(predictor, &position, &moves, &accumulator, &mut scratch);
+            let piece = predictor.piece_probabilities(&accumulator, &mut scratch);
+            for (m, &got) in moves.iter().zip(&p) {
+                let kind = role_index(m.role());
+                let full = predictor.square_probabilities(kind, &accumulator, &mut scratch);
+                let mut legal = 0u64;
+                for other in moves.iter().filter(|o| role_index(o.role()) == kind) {
+                    legal |= 1 << label_destination(other, position.turn()).unwrap() as usize;
+                }
+                let mass: f32 = (0..64).filter(|s| legal & (1 << s) != 0).map(|s| full[s]).sum();
+                let square = label_destination(m, position.turn()).unwrap() as usize;
+                let factor =
+                    if matches!(m.promotion(), Some(r) if r != Role::Queen) { UNDERPROMOTION_FACTOR } else { 1.0 };
+                let expected = piece[kind] * full[square] / mass * factor;
+                assert!((got - expected).abs() < 1e-5 * expected.max(1.0), "{fen} {m:?}: {got} against {expected}");
+            }
+        }
     }
 
     #[test]
-    fn priors_sum_to_one_keep_the_policy_nets_order_and_the_root_is_flatter() {
+    fn priors_sum_to_one_keep_their_order_and_the_root_is_flatter() {
         let networks = Networks::random(11);
         let position = Chess::default();
         let moves = position.legal_moves();
-        let mut scratch = PolicyScratch::default();
-        let mut raw = vec![0.0; moves.len()];
-        networks.policy.logits(&position, &moves, &mut raw, &mut scratch);
-        let root = priors(&networks, &position, &moves, true, &mut scratch);
-        let tree = priors(&networks, &position, &moves, false, &mut scratch);
+        let mut scratch = Scratch::default();
+        let accumulator = networks.movepred.accumulator(&FeatureBits::from_position(&position));
+        let raw = legal_probabilities(&networks.movepred, &position, &moves, &accumulator, &mut scratch);
+        let root = priors(&networks, &position, &moves, true, &accumulator, &mut scratch);
+        let tree = priors(&networks, &position, &moves, false, &accumulator, &mut scratch);
         for p in [&root, &tree] {
             assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
             for i in 0..moves.len() {
                 for j in 0..moves.len() {
-                    if raw[i] > raw[j] + 1e-4 {
+                    if raw[i] > raw[j] * 1.0001 {
                         assert!(p[i] >= p[j], "order kept");
                     }
                 }
@@ -191,58 +306,6 @@ mod tests {
         }
         let top = |p: &[f32]| p.iter().copied().fold(0.0, f32::max);
         assert!(top(&root) <= top(&tree), "the root's priors are flatter");
-    }
-
-    #[test]
-    fn under_promotions_are_scaled_down_and_mirrored_positions_get_mirrored_priors() {
-        let networks = Networks::random(12);
-        let mut scratch = PolicyScratch::default();
-        for fen in [
-            "r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1",
-            "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/2N2N2/PPPP1PPP/R1BQK2R w KQkq - 6 5",
-        ] {
-            let position = position(fen);
-            let mirror = deepchess_core::record::mirrored(&position);
-            assert_ne!(position.turn(), mirror.turn());
-            let (moves, mirror_moves) = (position.legal_moves(), mirror.legal_moves());
-            assert_eq!(moves.len(), mirror_moves.len());
-            for root in [true, false] {
-                let p = priors(&networks, &position, &moves, root, &mut scratch);
-                let q = priors(&networks, &mirror, &mirror_moves, root, &mut scratch);
-                assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-5 && (q.iter().sum::<f32>() - 1.0).abs() < 1e-5);
-                let temperature = if root { ROOT_TEMPERATURE } else { TREE_TEMPERATURE };
-                for (m, &prior) in moves.iter().zip(&p) {
-                    let flipped = mirror_moves
-                        .iter()
-                        .position(|o| {
-                            o.from().map(|s| s.flip_vertical()) == m.from()
-                                && o.to().flip_vertical() == m.to()
-                                && o.promotion() == m.promotion()
-                        })
-                        .unwrap_or_else(|| panic!("{fen}: no mirror of {m:?}"));
-                    assert!(
-                        (prior - q[flipped]).abs() < 1e-5 * prior.max(1e-2),
-                        "{fen} {m:?}: {prior} against {}",
-                        q[flipped]
-                    );
-                    if matches!(m.promotion(), Some(role) if role != Role::Queen) {
-                        let queen = moves
-                            .iter()
-                            .position(|o| {
-                                (o.from(), o.to()) == (m.from(), m.to()) && o.promotion() == Some(Role::Queen)
-                            })
-                            .expect("a queen promotion beside every other");
-                        let expected = p[queen] * UNDERPROMOTION_FACTOR.powf(1.0 / temperature);
-                        assert!(
-                            (prior - expected).abs() < 1e-5 * expected.max(1e-3),
-                            "{m:?}: {prior} against {expected}"
-                        );
-                    }
-                }
-            }
-            let promotions = moves.iter().filter(|m| m.is_promotion()).count();
-            assert_eq!(promotions, if fen.contains("1P6") { 8 } else { 0 });
-        }
     }
 
     #[test]
@@ -264,7 +327,7 @@ mod tests {
 
     /// The position of `fen` and its cheap priors by UCI move (checked to sum to 1).
     fn cheap_priors_of(fen: &str) -> (Chess, impl Fn(&str) -> f32) {
-        let position = position(fen);
+        let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
         let moves = position.legal_moves();
         let p = heuristic(&position, &moves);
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);

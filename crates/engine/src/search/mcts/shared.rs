@@ -2,7 +2,7 @@
 //! selecting and expanding with the tree locked (the playout's visit counted on its path
 //! on the way down, a virtual loss that sends the other threads elsewhere until the
 //! result comes back), doing the costly work unlocked (the leaf's evaluation, a node's
-//! expansion, its policy priors), then adding the result and descending for the next
+//! expansion, its predictor priors), then adding the result and descending for the next
 //! playout under one lock. Helper threads run from the search's start to its end; the
 //! main thread alone decides when to stop, reports and recycles the tree's memory, which
 //! it does only while no playout is in flight (compaction renumbers the nodes).

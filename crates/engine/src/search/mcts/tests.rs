@@ -208,7 +208,7 @@ fn edges_keep_the_generators_order_and_a_cleared_tree_searches_as_a_new_one() {
     let first = run(&mut mcts, &networks, &game, 3000);
     let tree = &mcts.tree;
     let predicted = tree.nodes.iter().filter(|n| n.expanded && n.priors != PriorSource::Cheap).count();
-    assert!(predicted > 1, "nodes with the policy net's priors: {predicted}");
+    assert!(predicted > 1, "nodes with the predictors' priors: {predicted}");
     // A node past `VALUE_PRIOR_VISITS` visits has its priors weighted by value (once).
     let busy: Vec<_> =
         tree.nodes.iter().filter(|n| n.expanded && n.proof == 0 && n.visits > VALUE_PRIOR_VISITS).collect();

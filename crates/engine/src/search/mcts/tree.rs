@@ -37,7 +37,7 @@ pub enum PriorSource {
     /// Cheap priors from SEE, checks and threats (none under UCB1).
     #[default]
     Cheap,
-    /// The policy net's priors mixed with the cheap ones.
+    /// The move predictors' priors mixed with the cheap ones.
     Predicted,
     /// Those weighted by the value of each move's position.
     Weighted,
