@@ -1,7 +1,6 @@
 //! `deepchess datagen` and `deepchess export` end to end: consistent records, a SIGKILL and
 //! a resume, the options guard, `--force`, the text round trip, and bad options; OpenBench's
-//! `genfens` request as its worker sends it; the sibling groups of `siblings` and the soft
-//! move targets of `scored-moves`.
+//! `genfens` request as its worker sends it.
 
 mod common;
 
@@ -511,62 +510,4 @@ fn siblings_are_groups_of_scored_children_of_one_parent() {
     assert_eq!(records(&out), children, "the same siblings again");
     let into_input = deepchess(&["siblings", "--data", data.to_str().unwrap(), "--out", data.to_str().unwrap()]);
     assert!(!into_input.status.success() && texts(&into_input).1.contains("is the input"), "{}", texts(&into_input).1);
-}
-
-#[test]
-fn scored_moves_are_groups_of_one_position_with_the_played_move_and_legal_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("d");
-    let (ok, _, stderr) = datagen(&data, &["--games", "2", "--validation-fraction", "0.5"]);
-    assert!(ok, "{stderr}");
-    let run = |out: &Path, threads: &str| {
-        let mut a = vec!["scored-moves", "--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()];
-        a.extend(["--every", "5", "--nodes", "40", "--samples", "8", "--played", "3", "--threads", threads]);
-        deepchess(&a)
-    };
-    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
-    let made = run(&one, "1");
-    assert!(made.status.success(), "{}", texts(&made).1);
-    assert!(texts(&made).0.contains("records"), "{}", texts(&made).0);
-    let parents: Vec<Record> = records(&data);
-    let written = records(&one);
-    let groups = games(&written);
-    assert!(groups.len() >= 4, "{} groups", groups.len());
-    let mut soft_elsewhere = 0;
-    for (number, group) in &groups {
-        assert_eq!(group.len(), 8, "group {number}: --samples records");
-        let position = group[0].position().unwrap();
-        let parent = parents
-            .iter()
-            .find(|p| p.ply() == group[0].ply() && p.position().unwrap() == position)
-            .unwrap_or_else(|| panic!("group {number}: the position of an input record"));
-        let played = parent.played().unwrap().unwrap().to_move(&position).unwrap();
-        let mut carrying_played = 0;
-        for record in group {
-            assert_eq!(record.position().unwrap(), position, "group {number}: one position");
-            assert_eq!((record.result(), record.eval()), (parent.result(), parent.eval()), "group {number}");
-            let m = record.played().unwrap().unwrap().to_move(&position);
-            let m = m.unwrap_or_else(|| panic!("group {number}: a legal move"));
-            carrying_played += usize::from(m == played);
-        }
-        assert!(carrying_played >= 3, "group {number}: --played records carry the played move");
-        soft_elsewhere += usize::from(carrying_played < 8);
-    }
-    assert!(soft_elsewhere > 0, "some soft records go to moves the game did not play");
-    // The same records on two threads; bad options and an existing output are refused.
-    assert!(run(&two, "2").status.success());
-    assert_eq!(records(&two), written, "the records depend on the parent alone");
-    let again = run(&one, "1");
-    assert!(!again.status.success() && texts(&again).1.contains("--force"), "{}", texts(&again).1);
-    let base = ["scored-moves", "--data", data.to_str().unwrap(), "--out"];
-    let bad_options: [(&[&str], &str); 2] =
-        [(&["--samples", "8", "--played", "9"], "--played"), (&["--temperature", "0"], "--temperature")];
-    for (bad, says) in bad_options {
-        let out = dir.path().join(format!("bad{}", bad.len()));
-        let mut a = base.to_vec();
-        a.push(out.to_str().unwrap());
-        a.extend(bad);
-        let refused = deepchess(&a);
-        assert!(!refused.status.success() && texts(&refused).1.contains(says), "{bad:?}: {}", texts(&refused).1);
-    }
 }

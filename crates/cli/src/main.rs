@@ -40,8 +40,6 @@ enum Command {
     Unpack(commands::packing::UnpackArgs),
     /// Sibling positions scored by the evaluation search: the student comparator's pairs.
     Siblings(commands::siblings::SiblingsArgs),
-    /// Every legal move scored by the evaluation search: the move predictors' soft targets.
-    ScoredMoves(commands::scored_moves::ScoredMovesArgs),
     /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
     /// `info string genfens <FEN>` line each.
     Genfens(commands::genfens::GenfensArgs),
@@ -68,7 +66,6 @@ fn main() -> std::process::ExitCode {
             | Command::Train(_)
             | Command::Export(_)
             | Command::Siblings(_)
-            | Command::ScoredMoves(_)
             | Command::Pack(_)
             | Command::Unpack(_)
     ) {
@@ -90,7 +87,6 @@ fn main() -> std::process::ExitCode {
         Command::Pack(args) => commands::packing::run_pack(args),
         Command::Unpack(args) => commands::packing::run_unpack(args),
         Command::Siblings(args) => commands::siblings::run(args),
-        Command::ScoredMoves(args) => commands::scored_moves::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

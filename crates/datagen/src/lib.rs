@@ -7,16 +7,13 @@
 //! * [`opening`], [`game`], [`adjudication`], [`player`]: playing one game.
 //! * [`output`], [`summary`], [`pgn`], [`pgn_resume`]: the output directory; [`export`]: the text form.
 //! * [`genfens`]: OpenBench's `genfens` workload (the openings of its datagen tests).
-//! * [`groups`]: groups of records made from a dataset's positions, on threads, with progress.
 //! * [`siblings`]: sibling positions scored by the search, pairs for the student comparator.
-//! * [`scored_moves`]: every legal move scored by the search, soft targets for the move predictors.
 
 pub mod adjudication;
 pub mod error;
 pub mod export;
 pub mod game;
 pub mod genfens;
-pub mod groups;
 pub mod opening;
 pub mod options;
 pub mod output;
@@ -25,7 +22,6 @@ pub mod pgn_resume;
 pub mod player;
 pub mod rng;
 pub mod run;
-pub mod scored_moves;
 pub mod siblings;
 pub mod summary;
 

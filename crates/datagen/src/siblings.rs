@@ -5,28 +5,33 @@
 //! student's pair sampler, which pairs positions of one game one or two plies apart, pairs
 //! exactly the siblings: positions a search compares, labelled by what the search thinks.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use deepchess_core::{Dataset, GameInfo, Record, Split};
+use deepchess_core::atomic::{self, check_overwrite, temporary_path};
+use deepchess_core::dataset::{DatasetWriter, file_name};
+use deepchess_core::{Content, Dataset, GameInfo, Record, Split};
 use deepchess_engine::nn::Networks;
 use deepchess_engine::position_history::Game;
 use deepchess_engine::search::Score;
 use shakmaty::{Chess, Move, Position};
 
-use crate::error::DatagenError;
+use crate::error::{DatagenError, io_error};
 use crate::game::PlayedPly;
-use crate::groups::{GroupCounts, Parents, write_groups};
 use crate::player::Player;
 use crate::rng::Rng;
 
 /// How the siblings are made.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SiblingOptions {
-    /// Which records are parents (`min_ply` 16 skips the openings played at random).
-    pub parents: Parents,
     /// Children per parent (the played move first, then distinct random legal moves).
     pub children: usize,
+    /// One parent every this many records.
+    pub every: usize,
+    /// Parents before this ply are skipped (openings played at random).
+    pub min_ply: u16,
     /// Soft node limit of the search that scores a child (hard limit: four times).
     pub nodes: u64,
     /// Seed of the random moves.
@@ -35,23 +40,106 @@ pub struct SiblingOptions {
     /// whose evaluation the child's score is, as the comparison search compares leaves)
     /// instead of the child itself.
     pub pv_leaves: bool,
+    /// Worker threads.
+    pub threads: usize,
+    /// Replace an earlier output.
+    pub force: bool,
+}
+
+/// Counts of a run, per split.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SiblingCounts {
+    /// Parents that gave a group of at least two scored children.
+    pub groups: u64,
+    /// Children written.
+    pub children: u64,
 }
 
 /// Writes `out/moves-{train,validation}.bin` of sibling groups made from the parents in
-/// `data/moves-{train,validation}.bin` (a split that `data` lacks is skipped), as
-/// [`write_groups`] does: a group of fewer than two scored children is dropped.
+/// `data/moves-{train,validation}.bin` (a split that `data` lacks is skipped). Each file is
+/// written under a temporary name and renamed; an existing one is replaced only with
+/// `force`, and `out` may not be `data`.
 pub fn siblings(
     data: &Path,
     out: &Path,
     options: &SiblingOptions,
     networks: &Networks,
-) -> Result<Vec<(Split, GroupCounts)>, DatagenError> {
-    if options.children < 2 || options.nodes == 0 {
-        return Err(DatagenError::Invalid("--children must be at least 2 and --nodes at least 1".into()));
+) -> Result<Vec<(Split, SiblingCounts)>, DatagenError> {
+    let invalid = |message: String| DatagenError::Invalid(message);
+    if options.children < 2 || options.every == 0 || options.nodes == 0 || options.threads == 0 {
+        return Err(invalid("--children must be at least 2, --every, --nodes and --threads at least 1".into()));
     }
-    let new_player = || Player::new(networks, 16, Arc::default());
-    write_groups(data, out, &options.parents, "siblings", new_player, |player, dataset, input, index| {
-        group(dataset, input, index, options, player)
+    let same = |a: &Path, b: &Path| a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
+    if same(data, out) {
+        return Err(invalid(format!("--out {} is the input --data: choose another directory", out.display())));
+    }
+    std::fs::create_dir_all(out).map_err(io_error(out))?;
+    let mut counts = Vec::new();
+    for split in Split::ALL {
+        let input = data.join(file_name(Content::Moves, split));
+        if !input.exists() {
+            continue;
+        }
+        let target = out.join(file_name(Content::Moves, split));
+        check_overwrite(&target, options.force).map_err(DatagenError::Io)?;
+        let dataset = Dataset::open(&input)?;
+        let parents: Vec<usize> =
+            (0..dataset.len()).step_by(options.every).filter(|&i| dataset.get(i).ply() >= options.min_ply).collect();
+        let groups = score_groups(&dataset, &input, &parents, options, networks)?;
+        let first = counts.iter().map(|(_, c): &(Split, SiblingCounts)| c.groups).sum::<u64>() as u32;
+        counts.push((split, write(&target, split, &groups, first)?));
+    }
+    if counts.is_empty() {
+        return Err(invalid(format!("{}: no moves-train.bin or moves-validation.bin", data.display())));
+    }
+    Ok(counts)
+}
+
+/// Seconds between two progress lines on standard error.
+const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
+/// The scored children of each parent, in the parents' order, on `options.threads` threads;
+/// a progress line on standard error every [`PROGRESS_EVERY`].
+fn score_groups(
+    dataset: &Dataset,
+    input: &Path,
+    parents: &[usize],
+    options: &SiblingOptions,
+    networks: &Networks,
+) -> Result<Vec<Vec<Record>>, DatagenError> {
+    let chunk = parents.len().div_ceil(options.threads).max(1);
+    let (done, started) = (AtomicU64::new(0), Instant::now());
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = parents
+            .chunks(chunk)
+            .map(|share| {
+                let done = &done;
+                scope.spawn(move || {
+                    let mut player = Player::new(networks, 16, Arc::default());
+                    let mut scored = |&i: &usize| {
+                        let made = group(dataset, input, i, options, &mut player);
+                        done.fetch_add(1, Ordering::Relaxed);
+                        made
+                    };
+                    share.iter().map(&mut scored).collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        let mut last = Instant::now();
+        while !workers.iter().all(|w| w.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100));
+            if last.elapsed() >= PROGRESS_EVERY {
+                last = Instant::now();
+                let finished = done.load(Ordering::Relaxed);
+                let rate = finished as f64 / started.elapsed().as_secs_f64();
+                eprintln!("siblings {}: {finished} / {} parents ({rate:.1} a second)", input.display(), parents.len());
+            }
+        }
+        let mut groups = Vec::with_capacity(parents.len());
+        for worker in workers {
+            groups.extend(worker.join().expect("a sibling worker panicked")?);
+        }
+        Ok(groups)
     })
 }
 
@@ -123,6 +211,33 @@ fn chosen_moves(position: &Chess, first: Option<Move>, count: usize, rng: &mut R
         chosen.push(legal.swap_remove(rng.below(legal.len())));
     }
     chosen
+}
+
+/// Writes the groups to `target` (a temporary first), numbering them as games from `first`
+/// (the groups of the splits written before, so that numbers are unique across splits).
+fn write(target: &Path, split: Split, groups: &[Vec<Record>], first: u32) -> Result<SiblingCounts, DatagenError> {
+    let tmp: PathBuf = temporary_path(target);
+    atomic::register_temporary(&tmp);
+    let result = (|| {
+        let mut writer = DatasetWriter::create(&tmp, Content::Moves, split)?;
+        let mut counts = SiblingCounts::default();
+        for group in groups.iter().filter(|g| !g.is_empty()) {
+            for record in group {
+                let mut record = *record;
+                record.set_game(first + counts.groups as u32);
+                writer.push(&record)?;
+                counts.children += 1;
+            }
+            counts.groups += 1;
+        }
+        writer.finish()?;
+        atomic::publish(&tmp, target).map_err(io_error(target))?;
+        Ok(counts)
+    })();
+    if result.is_err() {
+        atomic::remove_temporary(&tmp);
+    }
+    result
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ pub mod genfens;
 pub mod matches;
 pub mod packing;
 pub mod prepare;
-pub mod scored_moves;
 pub mod siblings;
 pub mod sts;
 pub mod train;

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use deepchess_datagen::groups::Parents;
 use deepchess_datagen::siblings::{SiblingOptions, siblings};
 use deepchess_engine::nn::Networks;
 
@@ -55,13 +54,15 @@ pub fn run(args: SiblingsArgs) -> anyhow::Result<()> {
             args.models.as_ref().map_or("<embedded>".into(), |m| m.display().to_string())
         )
     })?;
-    let parents = Parents { every: args.every, min_ply: args.min_ply, threads: args.threads, force: args.force };
     let options = SiblingOptions {
-        parents,
         children: args.children,
+        every: args.every,
+        min_ply: args.min_ply,
         nodes: args.nodes,
         seed: args.seed,
         pv_leaves: args.pv_leaves,
+        threads: args.threads,
+        force: args.force,
     };
     let started = std::time::Instant::now();
     for (split, counts) in siblings(&args.data, &args.out, &options, &networks)? {
@@ -69,7 +70,7 @@ pub fn run(args: SiblingsArgs) -> anyhow::Result<()> {
             "{}: {} groups, {} positions ({:.0} s)",
             args.out.join(deepchess_core::dataset::file_name(deepchess_core::Content::Moves, split)).display(),
             counts.groups,
-            counts.records,
+            counts.children,
             started.elapsed().as_secs_f64()
         );
     }
