@@ -149,6 +149,20 @@ fn handshake_options_and_a_search() {
 }
 
 #[test]
+fn spsa_inputs_name_the_spin_options_that_set_them() {
+    // OpenBench's SPSA sets each number of its input by a UCI option of that name.
+    let (inputs, _) = common::texts(&common::deepchess(&["spsa-inputs"]));
+    assert!(inputs.lines().count() >= 20, "{inputs}");
+    for line in inputs.lines() {
+        let fields: Vec<&str> = line.split(", ").collect();
+        let [name, "int", value, min, max, step, "0.002"] = fields[..] else { panic!("malformed line `{line}`") };
+        assert!(step.parse::<u32>().is_ok_and(|s| s > 0), "{line}");
+        let expected = format!("option name {name} type spin default {value} min {min} max {max}");
+        assert!(OPTIONS.iter().any(|o| o.uci_line() == expected), "`{expected}` not announced");
+    }
+}
+
+#[test]
 fn every_search_answers_with_a_legal_move() {
     let mut engine = Engine::start();
     let fen = "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7";

@@ -43,6 +43,8 @@ enum Command {
     /// OpenBench's datagen openings: `genfens N seed S book <None|PATH>`, one
     /// `info string genfens <FEN>` line each.
     Genfens(commands::genfens::GenfensArgs),
+    /// The evaluation search's tuned numbers as OpenBench's SPSA input (each is a UCI option).
+    SpsaInputs(commands::spsa::SpsaInputsArgs),
 }
 
 /// mimalloc rather than the system allocator: burn allocates and frees buffers of
@@ -57,7 +59,10 @@ fn main() -> std::process::ExitCode {
     // OpenBench's workers ask for openings in one argument: `"genfens N seed S book B" "quit"`.
     let args = commands::genfens::split_openbench_request(std::env::args_os().collect());
     let cli = if args.len() <= 1 { Cli::parse_from(["deepchess", "uci"]) } else { Cli::parse_from(args) };
-    if matches!(cli.command, Command::Analyse(_) | Command::Eval(_) | Command::Bench(_) | Command::Genfens(_)) {
+    if matches!(
+        cli.command,
+        Command::Analyse(_) | Command::Eval(_) | Command::Bench(_) | Command::Genfens(_) | Command::SpsaInputs(_)
+    ) {
         restore_sigpipe();
     }
     if matches!(
@@ -87,6 +92,7 @@ fn main() -> std::process::ExitCode {
         Command::Pack(args) => commands::packing::run_pack(args),
         Command::Unpack(args) => commands::packing::run_unpack(args),
         Command::Siblings(args) => commands::siblings::run(args),
+        Command::SpsaInputs(args) => commands::spsa::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

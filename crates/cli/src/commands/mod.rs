@@ -10,6 +10,7 @@ pub mod matches;
 pub mod packing;
 pub mod prepare;
 pub mod siblings;
+pub mod spsa;
 pub mod sts;
 pub mod train;
 pub mod uci;

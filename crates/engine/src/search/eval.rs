@@ -21,6 +21,7 @@ pub mod switches;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use params::Params;
+pub(crate) use params::eval_params;
 pub(crate) use switches::eval_switches;
 pub use switches::{DEFAULT_PREDICTOR_DEPTH, EvalOptions};
 
