@@ -151,15 +151,19 @@ fn handshake_options_and_a_search() {
 #[test]
 fn spsa_inputs_name_the_spin_options_that_set_them() {
     // OpenBench's SPSA sets each number of its input by a UCI option of that name.
-    let (inputs, _) = common::texts(&common::deepchess(&["spsa-inputs"]));
-    assert!(inputs.lines().count() >= 20, "{inputs}");
-    for line in inputs.lines() {
-        let fields: Vec<&str> = line.split(", ").collect();
-        let [name, "int", value, min, max, step, "0.002"] = fields[..] else { panic!("malformed line `{line}`") };
-        assert!(step.parse::<u32>().is_ok_and(|s| s > 0), "{line}");
-        let expected = format!("option name {name} type spin default {value} min {min} max {max}");
-        assert!(OPTIONS.iter().any(|o| o.uci_line() == expected), "`{expected}` not announced");
+    for (search, least, prefix) in [("eval", 20, ""), ("mcts", 12, "mcts_")] {
+        let (inputs, _) = common::texts(&common::deepchess(&["spsa-inputs", "--search", search]));
+        assert!(inputs.lines().count() >= least, "{inputs}");
+        for line in inputs.lines() {
+            let fields: Vec<&str> = line.split(", ").collect();
+            let [name, "int", value, min, max, step, "0.002"] = fields[..] else { panic!("malformed line `{line}`") };
+            assert!(name.starts_with(prefix) && step.parse::<u32>().is_ok_and(|s| s > 0), "{line}");
+            let expected = format!("option name {name} type spin default {value} min {min} max {max}");
+            assert!(OPTIONS.iter().any(|o| o.uci_line() == expected), "`{expected}` not announced");
+        }
     }
+    let (_, error) = common::texts(&common::deepchess(&["spsa-inputs", "--search", "compare"]));
+    assert!(error.contains("--search"), "{error}");
 }
 
 #[test]

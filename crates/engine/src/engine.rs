@@ -8,6 +8,7 @@
 //! DTZ tables ranked the root, as in Stockfish, since the root's moves are then decided).
 
 pub mod options;
+mod tuned_options;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -8,9 +8,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::tuned_options::{EVAL_PARAMS, MCTS_PARAMS};
 use super::{DEFAULT_HASH_MB, Engine, SearchKind};
 use crate::nn::Networks;
-use crate::search::eval::{DEFAULT_PREDICTOR_DEPTH, eval_params, eval_switches};
+use crate::search::eval::{DEFAULT_PREDICTOR_DEPTH, eval_switches};
 use crate::search::mcts::{FinalMove, LeafEval};
 use crate::search::policy::PolicyMode;
 
@@ -103,7 +104,7 @@ const fn check(name: &'static str, default: bool, doc: &'static str, effect: fn(
     UciOption { name, aliases: &[], doc, kind: OptionType::Check { default, effect: Effect(effect) } }
 }
 
-const fn spin(
+pub(super) const fn spin(
     name: &'static str,
     (default, min, max): (i64, i64, i64),
     doc: &'static str,
@@ -135,14 +136,11 @@ const fn text(
 }
 
 /// Every option, in the order announced after `uci`: the search, the evaluation search's
-/// switches, the rest, then the evaluation search's tuned numbers.
-pub static OPTIONS: &[UciOption] =
-    &joined::<{ SEARCH.len() + EVAL_SWITCHES.len() + OTHERS.len() + EVAL_PARAMS.len() }>([
-        SEARCH,
-        EVAL_SWITCHES,
-        OTHERS,
-        EVAL_PARAMS,
-    ]);
+/// switches, the rest, then the evaluation search's and MCTS's tuned numbers.
+pub static OPTIONS: &[UciOption] = &joined::<
+    { SEARCH.len() + EVAL_SWITCHES.len() + OTHERS.len() + EVAL_PARAMS.len() + MCTS_PARAMS.len() },
+    5,
+>([SEARCH, EVAL_SWITCHES, OTHERS, EVAL_PARAMS, MCTS_PARAMS]);
 
 /// The choice of the search and of the comparison search's comparator.
 const SEARCH: &[UciOption] = &[
@@ -178,20 +176,6 @@ macro_rules! switch_options {
 
 /// The evaluation search's switches.
 const EVAL_SWITCHES: &[UciOption] = eval_switches!(switch_options);
-
-/// The spin options of the evaluation search's tuned numbers, from their one declaration
-/// (named as OpenBench's SPSA input names them).
-macro_rules! param_options {
-    ($($name:ident: $default:literal, $min:literal..=$max:literal, $step:literal, $doc:literal;)*) => {
-        &[$(spin(stringify!($name), ($default, $min, $max), $doc, |e, value| {
-            e.settings.eval.params.$name = value as i32;
-            Ok(())
-        }),)*]
-    };
-}
-
-/// The evaluation search's tuned numbers.
-const EVAL_PARAMS: &[UciOption] = eval_params!(param_options);
 
 /// The options after the switches.
 const OTHERS: &[UciOption] = &[
@@ -332,7 +316,7 @@ const OTHERS: &[UciOption] = &[
 ];
 
 /// `parts` one after the other (`N` is the sum of their lengths).
-const fn joined<const N: usize>(parts: [&[UciOption]; 4]) -> [UciOption; N] {
+const fn joined<const N: usize, const P: usize>(parts: [&[UciOption]; P]) -> [UciOption; N] {
     let mut out = [parts[0][0]; N];
     let (mut filled, mut part) = (0, 0);
     while part < parts.len() {
@@ -539,28 +523,6 @@ mod tests {
         assert_eq!(error, "option Search: expected one of compare, eval, mcts, policy, got `quantum`");
         let error = engine.set_option("hash", "-3").unwrap_err();
         assert_eq!(error, "option Hash: expected an integer in 1..=65536, got `-3`");
-    }
-
-    #[test]
-    fn each_tuned_number_is_an_option_that_sets_it_alone() {
-        use crate::search::eval::Params;
-        for (name, _) in Params::DEFAULT.values() {
-            let OptionType::Spin { min, max, .. } = find(name).unwrap_or_else(|| panic!("no option {name}")).kind
-            else {
-                panic!("{name} is not a spin option")
-            };
-            for value in [min, max] {
-                let mut engine = engine();
-                engine.set_option(name, &value.to_string()).unwrap();
-                let set: Vec<(&str, i32)> = engine.settings.eval.params.values();
-                let expected: Vec<(&str, i32)> = Params::DEFAULT
-                    .values()
-                    .into_iter()
-                    .map(|(n, v)| (n, if n == name { value as i32 } else { v }))
-                    .collect();
-                assert_eq!(set, expected, "{name} = {value}");
-            }
-        }
     }
 
     #[test]

@@ -236,6 +236,14 @@ pub fn set_pv(pv: &mut [Vec<Move>], ply: usize, m: Move) {
     head[ply].extend_from_slice(&tail[0]);
 }
 
+/// OpenBench's SPSA input of tuned numbers, one a line: `name, int, value, min, max, step,
+/// 0.002` for each `((name, value), (min, max, step))`.
+pub(crate) fn spsa_inputs<'a>(numbers: impl Iterator<Item = ((&'a str, i64), (i64, i64, i64))>) -> String {
+    numbers
+        .map(|((name, value), (min, max, step))| format!("{name}, int, {value}, {min}, {max}, {step}, 0.002\n"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use shakmaty::{Chess, Position, Square};

@@ -19,7 +19,7 @@ use crate::position_history::{is_rule_draw, played};
 use crate::search::ordering::{move_probabilities, mvv_lva};
 use crate::search::see::loses_material;
 
-use super::params::RESOLVE_PLIES;
+use super::params::Params;
 use super::priors::gives_direct_check;
 
 /// Longest predictor rollout before the evaluation net judges the position.
@@ -30,13 +30,31 @@ pub const ROLLOUT_MAX_PLIES: usize = 400;
 const MATED: f32 = -30.0;
 
 /// The capture search's accumulators and move lists, one per ply, kept between leaves.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Resolver {
     stack: Vec<Accumulator>,
     moves: Vec<Vec<Move>>,
+    /// Deepest ply of the capture search (`resolve_plies`).
+    plies: usize,
+}
+
+impl Default for Resolver {
+    fn default() -> Self {
+        Resolver::new(Params::DEFAULT.resolve_plies as usize)
+    }
 }
 
 impl Resolver {
+    /// A capture search at most `plies` deep.
+    pub fn new(plies: usize) -> Resolver {
+        Resolver { stack: Vec::new(), moves: Vec::new(), plies }
+    }
+
+    /// Makes the capture search at most `plies` deep.
+    pub fn set_plies(&mut self, plies: usize) {
+        self.plies = plies;
+    }
+
     /// Expected score for the side to move in `position` (with its legal moves, when
     /// known) after the capture search.
     pub fn value(&mut self, networks: &Networks, position: &Chess, moves: Option<&[Move]>) -> f32 {
@@ -76,8 +94,8 @@ impl Resolver {
             let white = networks.value.logit(&self.stack[ply]);
             if position.turn().is_white() { white } else { -white }
         };
-        if ply >= RESOLVE_PLIES || (!in_check && stand >= beta) {
-            return if in_check && ply >= RESOLVE_PLIES { self.static_logit(networks, position, ply) } else { stand };
+        if ply >= self.plies || (!in_check && stand >= beta) {
+            return if in_check && ply >= self.plies { self.static_logit(networks, position, ply) } else { stand };
         }
         let generated: MoveList;
         let legal = match legal {

@@ -24,7 +24,7 @@
 //! the highest mean value, or ("both") the move that is best by both: when the two
 //! disagree at the end of the budget the search goes on, up to the hard time limit or
 //! twice the node budget, and then plays the most visited. Under a clock the soft limit is
-//! scaled up to the hard one (`params::SOFT_TIME_SCALE`) and the search ends early once the
+//! scaled up to the hard one (`soft_time_scale`) and the search ends early once the
 //! most visited root move leads the second by more playouts than the time left before it
 //! would bring at the rate so far. The tree is kept between
 //! moves: when the new root is a child or grandchild of the old one, its subtree is
@@ -52,11 +52,14 @@ use deepchess_core::arch::VALUE_CP_PER_LOGIT;
 use shakmaty::{Chess, Move, Position};
 
 pub use leaf::{ROLLOUT_MAX_PLIES, ROLLOUT_QUIET_PLIES};
+pub use params::Params;
+pub(crate) use params::mcts_params;
 
 use super::{Control, Info, Report, Reporter, Score, SearchResult};
 use crate::nn::Networks;
 use crate::position_history::{Game, key};
 use playout::{Setting, Worker};
+use select::Puct;
 use shared::Shared;
 use tree::{Node, Tree};
 
@@ -103,11 +106,13 @@ pub struct MctsOptions {
     pub select: FinalMove,
     /// UCB1's exploration constant `c` (PUCT has its own root and tree constants).
     pub c: f32,
+    /// The tuned numbers (PUCT's constants, priors, leaf search, time).
+    pub params: Params,
 }
 
 impl Default for MctsOptions {
     fn default() -> Self {
-        MctsOptions { leaf: LeafEval::default(), select: FinalMove::default(), c: 1.41 }
+        MctsOptions { leaf: LeafEval::default(), select: FinalMove::default(), c: 1.41, params: Params::DEFAULT }
     }
 }
 
@@ -129,6 +134,8 @@ pub struct Mcts {
     seldepth: usize,
     /// Whether the tree's root was searched under `searchmoves` (its moves restricted).
     restricted: bool,
+    /// PUCT's constants, made again when `options.params` change.
+    puct: Puct,
 }
 
 impl Mcts {
@@ -143,6 +150,7 @@ impl Mcts {
             seed,
             seldepth: 0,
             restricted: false,
+            puct: Puct::new(&options.params),
         }
     }
 
@@ -216,11 +224,16 @@ impl Mcts {
         control: &Control,
         reporter: Reporter<'_>,
     ) -> SearchResult {
-        let control = &control.clone().with_soft_scale(params::SOFT_TIME_SCALE);
+        let control = &control.clone().with_soft_scale(self.options.params.soft_time_scale);
+        if !self.puct.is_of(&self.options.params) {
+            self.puct = Puct::new(&self.options.params);
+        }
         let search_moves = &control.search_moves;
         let root_position = game.position().clone();
         self.reuse(key(&root_position), search_moves);
-        let setting = Setting { networks, options: self.options, capacity: self.capacity, search_moves };
+        // A copy (32 KB) that the playouts read while the player itself is busy.
+        let puct = &self.puct.clone();
+        let setting = Setting { networks, options: self.options, puct, capacity: self.capacity, search_moves };
         self.worker.start(game, &setting);
         playout::prepare_root(&mut self.tree, &setting, &root_position, &mut self.worker);
         let shared = Shared::new(std::mem::take(&mut self.tree), control.nodes());

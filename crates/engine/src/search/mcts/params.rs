@@ -1,49 +1,107 @@
-//! The search's constants, each kept by games (docs/engine.md lists the SPRTs).
+//! MCTS's tuned numbers in one table, as the evaluation search keeps its own
+//! ([`crate::search::eval::Params`]): each with its default, the range a tuner may try, the
+//! step of an SPSA perturbation, its scale and a line of documentation. A number is set as
+//! an integer (a UCI spin option named `mcts_` and the field, as OpenBench's SPSA sets
+//! it) and used as that integer over its scale: `mcts_c_root 80` is `c_root = 0.80`.
+//! Each kept value's measurement is in docs/engine.md's MCTS table.
 
-/// PUCT exploration constant at the root.
-pub const C_ROOT: f64 = 0.8;
-/// PUCT exploration constant below the root (0.45 against 0.6 with the 2-ply leaves: SPRT H1).
-pub const C_TREE: f64 = 0.45;
-/// Visits over which the exploration constant grows by `ln`: `c·(1 + ln((N + B)/B))` (4,000
-/// and 16,000 against 8,000 at 1 s + 0.01 s: +17 and +9, both within the noise).
-pub const C_SCALE: f64 = 8000.0;
-/// Softmax temperature of the predictors' priors at the root.
-pub const ROOT_TEMPERATURE: f32 = 1.6;
-/// Softmax temperature of the predictors' priors below the root.
-pub const TREE_TEMPERATURE: f32 = 1.3;
-/// Deepest ply of the leaf's capture search: a capture and its recapture (against 6 plies:
-/// 1.4× the playouts, +65 at 1 s + 0.01 s).
-pub const RESOLVE_PLIES: usize = 2;
-/// Visits from which a node's priors come from the move predictors (before that, cheap
-/// priors from the captures; the root always has the predictors'). 2 against 4 once the
-/// priors cost a fraction of a playout: SPRT H1.
-pub const PRIOR_VISITS: u32 = 2;
-/// Weight of the value of each move's position in the root's priors (SPRT H1, +34.9; 1.0:
-/// +4.9, no decision): `p · exp(w · v)`, `v` the leaf evaluation's logit for the side that
-/// plays it.
-pub const VALUE_PRIOR_WEIGHT: f32 = 0.5;
-/// The same weight in the priors of a node below the root with [`VALUE_PRIOR_VISITS`]
-/// (1.0 against 0.5, the same work: SPRT pooled H1, +22.2 nElo over 1,114 pairs with
-/// w512b).
-pub const NODE_VALUE_PRIOR_WEIGHT: f32 = 1.0;
-/// Visits from which a node's priors are weighted by the value of each move's position
-/// (one leaf evaluation per move, once per node; 64 against never: SPRT H1, +70.6 nElo at
-/// 2,000 playouts, 50.7% at 1 s + 0.01 s; 256: +17.1; 32 against 64: +25.0 at 2,000 playouts,
-/// −13 at 1 s + 0.01 s).
-pub const VALUE_PRIOR_VISITS: u32 = 64;
-/// Share of the cheap capture priors kept in a node's priors once the move predictors'
-/// arrive: `(1 − s)·predictors + s·cheap` (0.25 against none: SPRT H1, +34.3; 0.5 against
-/// 0.25 once the cheap priors see checks and threats: SPRT H1, +40.3).
-pub const CHEAP_PRIOR_SHARE: f32 = 0.5;
-/// Cheap prior score of a quiet move that gives check from its destination, where other
-/// quiet moves score 0 and captures that keep material 1.5 and more (against none: SPRT
-/// H1, +61.8; +79 at 1 s + 0.01 s; 1.0 against 0.5: −1.0, no decision).
-pub const QUIET_CHECK_SCORE: f32 = 0.5;
-/// Cheap prior score of a quiet move that takes a threatened piece (attacked by a cheaper
-/// piece, or attacked and undefended) to a square where SEE does not lose it (against 0:
-/// SPRT pooled H1, +25.0 nElo; +45 at 1 s + 0.01 s).
-pub const ESCAPE_SCORE: f32 = 0.5;
-/// The soft time limit of a clock scaled for MCTS (within the hard limit, which 2.0 reaches):
-/// the early stop (a root move that cannot be overtaken) left half of the plain limit unused
-/// (2.0 against 1.0: +47 at 2 s + 0.02 s; 1.5: +37).
-pub const SOFT_TIME_SCALE: f64 = 2.0;
+/// Calls `$callback!` with every tuned number of MCTS, one per line:
+/// `name: default, min..=max, step, scale, "what it is";`.
+macro_rules! mcts_params {
+    ($callback:ident) => {
+        $callback! {
+            c_root: 80, 10..=300, 8, 100, "PUCT exploration constant at the root";
+            c_tree: 45, 10..=200, 4, 100,
+                "PUCT exploration constant below the root (0.45 against 0.6 with the 2-ply leaves: SPRT H1)";
+            c_scale: 8_000, 1_000..=32_000, 800, 1,
+                "parent visits B over which the exploration constant grows by ln: c·(1 + ln((N + B)/B))";
+            fpu_reduction: 0, 0..=50, 3, 100,
+                "first-play urgency of an unvisited child: the parent's value for the side to move there, less this";
+            root_temperature: 160, 50..=400, 10, 100, "softmax temperature of the move predictors' priors at the root";
+            tree_temperature: 130, 50..=400, 10, 100, "softmax temperature of the move predictors' priors below the root";
+            resolve_plies: 2, 0..=8, 1, 1,
+                "deepest ply of the leaf's capture search (2 against 6: 1.4× the playouts, +65 at 1 s + 0.01 s)";
+            prior_visits: 2, 1..=16, 1, 1,
+                "visits from which a node's priors come from the move predictors (before: cheap priors; 2 against 4: SPRT H1)";
+            value_prior_weight: 50, 0..=300, 10, 100,
+                "weight w of each move's value v (its position's leaf logit) in the root's priors p·exp(w·v) (SPRT H1, +34.9)";
+            node_value_prior_weight: 100, 0..=300, 10, 100,
+                "the same weight below the root, once a node has value_prior_visits visits (1.0 against 0.5: SPRT H1, +22.2)";
+            value_prior_visits: 64, 8..=512, 8, 1,
+                "visits from which a node's priors are weighted by its moves' values (64 against never: SPRT H1, +70.6)";
+            cheap_prior_share: 50, 0..=100, 5, 100,
+                "share s of the cheap priors kept once the predictors' arrive: (1 − s)·predicted + s·cheap (0.5: SPRT H1, +40.3)";
+            quiet_check_score: 50, 0..=300, 10, 100,
+                "cheap prior score of a quiet move that gives check (others 0, captures that keep material 1.5 and more; SPRT H1, +61.8)";
+            escape_score: 50, 0..=300, 10, 100,
+                "cheap prior score of a quiet move that takes a threatened piece to safety (SPRT H1, +25.0)";
+            soft_time_scale: 200, 100..=400, 10, 100,
+                "the clock's soft limit scaled for MCTS within the hard limit (2.0 against 1.0: +47 at 2 s + 0.02 s)";
+        }
+    };
+}
+pub(crate) use mcts_params;
+
+/// Generates [`Params`] from the table.
+macro_rules! define_params {
+    ($($name:ident: $default:literal, $min:literal..=$max:literal, $step:literal, $scale:literal, $doc:literal;)*) => {
+        /// The tuned numbers of MCTS, as the search uses them (each option's integer over
+        /// its scale).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct Params {
+            $(#[doc = concat!("`mcts_", stringify!($name), "` / ", stringify!($scale), ": ", $doc, ".")] pub $name: f64,)*
+        }
+
+        impl Params {
+            /// The engine's values.
+            pub const DEFAULT: Params = Params { $($name: $default as f64 / $scale as f64,)* };
+            /// Each number's option name, smallest and largest value, SPSA step and scale.
+            const RANGES: &[(&str, i64, i64, i64, i64)] =
+                &[$((concat!("mcts_", stringify!($name)), $min, $max, $step, $scale),)*];
+
+            /// Every number as its option's integer, by option name, in table order.
+            pub fn values(&self) -> Vec<(&'static str, i64)> {
+                vec![$((concat!("mcts_", stringify!($name)), (self.$name * $scale as f64).round() as i64),)*]
+            }
+        }
+    };
+}
+mcts_params!(define_params);
+
+impl Default for Params {
+    fn default() -> Self {
+        Params::DEFAULT
+    }
+}
+
+impl Params {
+    /// OpenBench's SPSA input, one number a line: `name, int, value, min, max, step, 0.002`.
+    pub fn spsa_inputs(&self) -> String {
+        let ranges = Self::RANGES.iter().map(|&(_, min, max, step, _)| (min, max, step));
+        crate::search::spsa_inputs(self.values().into_iter().zip(ranges))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_lie_in_their_ranges_and_read_back_as_their_integers() {
+        for ((name, value), &(range_name, min, max, step, scale)) in
+            Params::DEFAULT.values().into_iter().zip(Params::RANGES)
+        {
+            assert_eq!(name, range_name);
+            assert!((min..=max).contains(&value) && step > 0 && scale > 0, "{name} = {value} outside {min}..={max}");
+        }
+        assert_eq!(Params::DEFAULT.c_root, 0.8);
+        assert_eq!(Params::DEFAULT.value_prior_visits, 64.0);
+    }
+
+    #[test]
+    fn spsa_inputs_list_every_number_by_its_option_name() {
+        let text = Params::DEFAULT.spsa_inputs();
+        assert_eq!(text.lines().count(), Params::RANGES.len());
+        assert!(text.starts_with("mcts_c_root, int, 80, 10, 300, 8, 0.002\n"), "{text}");
+    }
+}

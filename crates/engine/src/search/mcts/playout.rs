@@ -10,9 +10,9 @@ use rand::rngs::Xoshiro256PlusPlus;
 use shakmaty::{Chess, Move, MoveList, Position};
 
 use super::leaf::{self, Resolver};
-use super::params::{CHEAP_PRIOR_SHARE, NODE_VALUE_PRIOR_WEIGHT, PRIOR_VISITS, VALUE_PRIOR_VISITS, VALUE_PRIOR_WEIGHT};
+use super::params::Params;
 use super::priors::{self, PredictorBases};
-use super::select::select;
+use super::select::{Puct, Rule, select};
 use super::tree::{EDGE_BYTES, Edge, GameEnd, NODE_BYTES, NONE, PriorSource, Tree};
 use super::{LeafEval, MctsOptions};
 use crate::nn::{Networks, Scratch};
@@ -48,27 +48,28 @@ impl Worker {
     }
 
     /// Prepares a search of `game`: its history for draw detection, the predictors' first
-    /// layer at its position (under PUCT), no depth reached yet.
+    /// layer at its position (under PUCT), the capture search's depth, no depth reached yet.
     pub fn start(&mut self, game: &Game, setting: &Setting<'_>) {
         self.keys = KeyStack::new(game);
         self.seldepth = 0;
+        self.resolver.set_plies(setting.options.params.resolve_plies as usize);
         if setting.options.leaf == LeafEval::Puct {
             self.bases.start(&setting.networks.movepred, game.position());
         }
     }
 
-    /// The move predictors' priors of `moves` in `position` (`root`: the search's root).
-    fn priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], root: bool) -> Vec<f32> {
+    /// The move predictors' priors of `moves` in `position` at softmax `temperature`.
+    fn priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], temperature: f64) -> Vec<f32> {
         let accumulator = self.bases.accumulator(&networks.movepred, position);
-        priors::priors(networks, position, moves, root, accumulator, &mut self.scratch)
+        priors::priors(networks, position, moves, temperature as f32, accumulator, &mut self.scratch)
     }
 
     /// The search root's priors of `moves`: the move predictors' at the root's temperature,
-    /// each weighted by `exp(VALUE_PRIOR_WEIGHT · v)` ([`Worker::move_values`]).
-    fn root_priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move]) -> Vec<f32> {
-        let predicted = self.priors(networks, position, moves, true);
+    /// each weighted by `exp(value_prior_weight · v)` ([`Worker::move_values`]).
+    fn root_priors(&mut self, networks: &Networks, position: &Chess, moves: &[Move], params: &Params) -> Vec<f32> {
+        let predicted = self.priors(networks, position, moves, params.root_temperature);
         let values = self.move_values(networks, position, moves);
-        priors::weighted_by_values(&predicted, &values, VALUE_PRIOR_WEIGHT)
+        priors::weighted_by_values(&predicted, &values, params.value_prior_weight as f32)
     }
 
     /// The leaf evaluation's logit of the position after each of `moves`, for the side
@@ -85,6 +86,8 @@ pub struct Setting<'a> {
     pub networks: &'a Networks,
     /// The search's options.
     pub options: MctsOptions,
+    /// PUCT's constants, from `options.params`.
+    pub puct: &'a Puct,
     /// Bytes the tree may take.
     pub capacity: usize,
     /// The root's moves under `searchmoves` (empty: all).
@@ -175,12 +178,14 @@ pub fn prepare(need: Need, setting: &Setting<'_>, worker: &mut Worker, position:
     match need {
         Need::Edges => Prepared::Edges(ending(position, &worker.keys).map(|moves| {
             let priors = match setting.options.leaf {
-                LeafEval::Puct => priors::heuristic(position, &moves),
+                LeafEval::Puct => priors::heuristic(position, &moves, &setting.options.params),
                 _ => vec![0.0; moves.len()],
             };
             edges(&moves, &priors)
         })),
-        Need::Priors(moves) => Prepared::Priors(worker.priors(setting.networks, position, &moves, false)),
+        Need::Priors(moves) => {
+            Prepared::Priors(worker.priors(setting.networks, position, &moves, setting.options.params.tree_temperature))
+        }
         Need::Values(moves) => Prepared::Values(worker.move_values(setting.networks, position, &moves)),
     }
 }
@@ -199,6 +204,8 @@ pub fn go_on(
 ) -> Step {
     let path = &mut worker.path;
     let puct = setting.options.leaf == LeafEval::Puct;
+    let params = &setting.options.params;
+    let rule = if puct { Rule::Puct(setting.puct) } else { Rule::Ucb1(f64::from(setting.options.c)) };
     let mut node = *path.last().expect("a path holds the root");
     let leaf = loop {
         let n = &tree.nodes[node];
@@ -225,20 +232,23 @@ pub fn go_on(
                 _ => return Step::Need(Need::Edges),
             }
         }
-        if puct && tree.nodes[node].priors == PriorSource::Cheap && tree.nodes[node].visits >= PRIOR_VISITS {
+        let visits = f64::from(tree.nodes[node].visits);
+        if puct && tree.nodes[node].priors == PriorSource::Cheap && visits >= params.prior_visits {
             match prepared.take() {
-                Some(Prepared::Priors(priors)) => install_priors(tree, node, &priors),
+                Some(Prepared::Priors(priors)) => install_priors(tree, node, &priors, params.cheap_prior_share as f32),
                 _ => return Step::Need(Need::Priors(tree.edges(node).iter().map(|e| e.mv).collect())),
             }
         }
-        if puct && tree.nodes[node].priors == PriorSource::Predicted && tree.nodes[node].visits >= VALUE_PRIOR_VISITS {
+        if puct && tree.nodes[node].priors == PriorSource::Predicted && visits >= params.value_prior_visits {
             match prepared.take() {
-                Some(Prepared::Values(values)) => install_values(tree, node, &values),
+                Some(Prepared::Values(values)) => {
+                    install_values(tree, node, &values, params.node_value_prior_weight as f32)
+                }
                 _ => return Step::Need(Need::Values(tree.edges(node).iter().map(|e| e.mv).collect())),
             }
         }
         prepared = None;
-        let edge = select(tree, node, node == 0, puct, f64::from(setting.options.c));
+        let edge = select(tree, node, node == 0, rule);
         let Edge { mv, child, .. } = tree.edges[edge];
         let child = if child == NONE {
             if tree.memory() + NODE_BYTES > setting.capacity {
@@ -332,7 +342,7 @@ pub fn prepare_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, wo
     if tree.nodes[0].expanded {
         if puct {
             let moves: Vec<Move> = tree.edges(0).iter().map(|e| e.mv).collect();
-            let priors = worker.root_priors(setting.networks, position, &moves);
+            let priors = worker.root_priors(setting.networks, position, &moves, &setting.options.params);
             tree.set_priors(0, &priors);
             tree.nodes[0].priors = PriorSource::Weighted;
         }
@@ -342,7 +352,11 @@ pub fn prepare_root(tree: &mut Tree, setting: &Setting<'_>, position: &Chess, wo
     if !setting.search_moves.is_empty() {
         moves.retain(|m| setting.search_moves.contains(m));
     }
-    let priors = if puct { worker.root_priors(setting.networks, position, &moves) } else { vec![0.0; moves.len()] };
+    let priors = if puct {
+        worker.root_priors(setting.networks, position, &moves, &setting.options.params)
+    } else {
+        vec![0.0; moves.len()]
+    };
     let source = if puct { PriorSource::Weighted } else { PriorSource::Cheap };
     install_edges(tree, setting, 0, &edges(&moves, &priors), source);
 }
@@ -364,9 +378,9 @@ fn install_edges(tree: &mut Tree, setting: &Setting<'_>, node: usize, edges: &[E
 }
 
 /// Gives `node` the move predictors' priors [`prepare`] made for its edges, mixed with
-/// the cheap capture priors the edges have until then (a share [`CHEAP_PRIOR_SHARE`]),
-/// unless another thread already did.
-fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
+/// the cheap capture priors the edges have until then (a share `cheap_share`), unless
+/// another thread already did.
+fn install_priors(tree: &mut Tree, node: usize, priors: &[f32], cheap_share: f32) {
     if tree.nodes[node].priors != PriorSource::Cheap {
         return;
     }
@@ -374,20 +388,20 @@ fn install_priors(tree: &mut Tree, node: usize, priors: &[f32]) {
         .edges(node)
         .iter()
         .zip(priors)
-        .map(|(edge, &p)| (1.0 - CHEAP_PRIOR_SHARE) * p + CHEAP_PRIOR_SHARE * edge.prior)
+        .map(|(edge, &p)| (1.0 - cheap_share) * p + cheap_share * edge.prior)
         .collect();
     tree.set_priors(node, &mixed);
     tree.nodes[node].priors = PriorSource::Predicted;
 }
 
-/// Weights the priors of `node` by `exp(NODE_VALUE_PRIOR_WEIGHT · v)` for the logits `values`
-/// [`prepare`] made for its edges, unless another thread already did.
-fn install_values(tree: &mut Tree, node: usize, values: &[f32]) {
+/// Weights the priors of `node` by `exp(weight · v)` for the logits `values` [`prepare`]
+/// made for its edges, unless another thread already did.
+fn install_values(tree: &mut Tree, node: usize, values: &[f32], weight: f32) {
     if tree.nodes[node].priors != PriorSource::Predicted {
         return;
     }
     let current: Vec<f32> = tree.edges(node).iter().map(|e| e.prior).collect();
-    tree.set_priors(node, &priors::weighted_by_values(&current, values, NODE_VALUE_PRIOR_WEIGHT));
+    tree.set_priors(node, &priors::weighted_by_values(&current, values, weight));
     tree.nodes[node].priors = PriorSource::Weighted;
 }
 
@@ -402,8 +416,8 @@ mod tests {
         let mut tree = Tree::default();
         tree.reset(0);
         tree.expand(0, &edges(&moves, &[0.6, 0.3, 0.1]));
-        install_priors(&mut tree, 0, &[0.1, 0.2, 0.7]);
-        let s = CHEAP_PRIOR_SHARE;
+        let (s, weight) = (0.5, 1.0);
+        install_priors(&mut tree, 0, &[0.1, 0.2, 0.7], s);
         let expected = [(1.0 - s) * 0.1 + s * 0.6, (1.0 - s) * 0.2 + s * 0.3, (1.0 - s) * 0.7 + s * 0.1];
         let priors: Vec<f32> = tree.edges(0).iter().map(|e| e.prior).collect();
         for (edge, (&m, &p)) in tree.edges(0).iter().zip(moves.iter().zip(&expected)) {
@@ -411,15 +425,15 @@ mod tests {
             assert!((edge.prior - p).abs() < 1e-6, "{priors:?}");
         }
         assert_eq!(tree.nodes[0].priors, PriorSource::Predicted);
-        install_priors(&mut tree, 0, &[1.0, 0.0, 0.0]);
+        install_priors(&mut tree, 0, &[1.0, 0.0, 0.0], s);
         assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), priors, "only once");
         // Then weighted by the values of the moves' positions, once.
         let values = [0.0, 2.0, -1.0];
-        install_values(&mut tree, 0, &values);
+        install_values(&mut tree, 0, &values, weight);
         let weighted: Vec<f32> = tree.edges(0).iter().map(|e| e.prior).collect();
-        assert_eq!(weighted, priors::weighted_by_values(&priors, &values, NODE_VALUE_PRIOR_WEIGHT));
+        assert_eq!(weighted, priors::weighted_by_values(&priors, &values, weight));
         assert_eq!(tree.nodes[0].priors, PriorSource::Weighted);
-        install_values(&mut tree, 0, &[5.0, 0.0, 0.0]);
+        install_values(&mut tree, 0, &[5.0, 0.0, 0.0], weight);
         assert_eq!(tree.edges(0).iter().map(|e| e.prior).collect::<Vec<_>>(), weighted, "only once");
     }
 }

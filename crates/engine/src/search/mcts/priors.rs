@@ -8,17 +8,17 @@ use deepchess_core::features::role_index;
 use deepchess_core::move_label::label_destination;
 use shakmaty::{Bitboard, Chess, Move, Piece, Position, Role, Square, attacks};
 
-use super::params::{ESCAPE_SCORE, QUIET_CHECK_SCORE, ROOT_TEMPERATURE, TREE_TEMPERATURE};
+use super::params::Params;
 use crate::nn::{MovePredictor, Networks, PredictorAccumulator, Scratch, softmax};
 use crate::search::ordering::UNDERPROMOTION_FACTOR;
 use crate::search::see::{loses_material, piece_value, see_ge};
 
-/// Cheap priors (summing to 1): a softmax over quiet moves 0 ([`QUIET_CHECK_SCORE`] for
-/// those that give check directly, [`ESCAPE_SCORE`] for those that take a threatened
+/// Cheap priors (summing to 1): a softmax over quiet moves 0 (`quiet_check_score` for
+/// those that give check directly, `escape_score` for those that take a threatened
 /// piece to safety, -1 for those whose piece is lost by SEE on its new square), captures
 /// that do not lose material by SEE 1.5 plus the victim's value in units of 4 pawns,
 /// losing captures -1, queen promotions 2, under-promotions -4.
-pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
+pub fn heuristic(position: &Chess, moves: &[Move], params: &Params) -> Vec<f32> {
     let enemy = EnemyAttacks::of(position);
     let threatened = threatened_pieces(position, &enemy);
     let mut scores: Vec<f32> = moves
@@ -33,9 +33,9 @@ pub fn heuristic(position: &Chess, moves: &[Move]) -> Vec<f32> {
                 Some(_) if loses_material(position, m) => -1.0,
                 Some(victim) => 1.5 + piece_value(victim) as f32 / 400.0,
                 None if m.promotion().is_none() && enemy.may_take(m) && !see_ge(position, m, 0) => -1.0,
-                None if gives_direct_check(position, m) => QUIET_CHECK_SCORE,
+                None if gives_direct_check(position, m) => params.quiet_check_score as f32,
                 None if m.promotion().is_none() && m.from().is_some_and(|from| threatened.contains(from)) => {
-                    ESCAPE_SCORE
+                    params.escape_score as f32
                 }
                 None => 0.0,
             };
@@ -159,18 +159,18 @@ impl PredictorBases {
 }
 
 /// Priors of `moves`, all the legal moves of `position` (summing to 1), from the move
-/// predictors' `accumulator` of `position`: `p^(1/T)` normalised, `T` the root's or the
-/// tree's temperature, `p` from [`legal_probabilities`].
+/// predictors' `accumulator` of `position`: `p^(1/T)` normalised, `T` the `temperature`
+/// (the root's or the tree's), `p` from [`legal_probabilities`].
 pub fn priors(
     networks: &Networks,
     position: &Chess,
     moves: &[Move],
-    root: bool,
+    temperature: f32,
     accumulator: &PredictorAccumulator,
     scratch: &mut Scratch,
 ) -> Vec<f32> {
     let mut p = legal_probabilities(&networks.movepred, position, moves, accumulator, scratch);
-    let exponent = 1.0 / if root { ROOT_TEMPERATURE } else { TREE_TEMPERATURE };
+    let exponent = 1.0 / temperature;
     for x in &mut p {
         *x = x.max(1e-9).powf(exponent);
     }
@@ -292,8 +292,9 @@ mod tests {
         let mut scratch = Scratch::default();
         let accumulator = networks.movepred.accumulator(&FeatureBits::from_position(&position));
         let raw = legal_probabilities(&networks.movepred, &position, &moves, &accumulator, &mut scratch);
-        let root = priors(&networks, &position, &moves, true, &accumulator, &mut scratch);
-        let tree = priors(&networks, &position, &moves, false, &accumulator, &mut scratch);
+        let (root_temperature, tree_temperature) = (1.6, 1.3);
+        let root = priors(&networks, &position, &moves, root_temperature, &accumulator, &mut scratch);
+        let tree = priors(&networks, &position, &moves, tree_temperature, &accumulator, &mut scratch);
         for p in [&root, &tree] {
             assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
             for i in 0..moves.len() {
@@ -329,7 +330,7 @@ mod tests {
     fn cheap_priors_of(fen: &str) -> (Chess, impl Fn(&str) -> f32) {
         let position = crate::position_history::Game::from_uci(Some(fen), &[]).unwrap().position().clone();
         let moves = position.legal_moves();
-        let p = heuristic(&position, &moves);
+        let p = heuristic(&position, &moves, &Params::DEFAULT);
         assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-4);
         let prior = move |uci: &str| p[moves.iter().position(|m| crate::search::uci_move(m) == uci).unwrap()];
         (position, prior)

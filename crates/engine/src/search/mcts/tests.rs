@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use shakmaty::{Color, Position};
 
-use super::params::{PRIOR_VISITS, VALUE_PRIOR_VISITS};
+use super::params::Params;
 use super::tree::PriorSource;
 use super::*;
 use crate::search::Limits;
@@ -30,7 +30,7 @@ fn every_leaf_evaluation_finds_mate_in_one() {
     let game = Game::from_uci(Some("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), &[]).unwrap();
     for leaf in ALL_LEAVES {
         for select in [FinalMove::Visits, FinalMove::Value, FinalMove::Both] {
-            let mut mcts = Mcts::new(MctsOptions { leaf, select, c: 1.41 }, 1);
+            let mut mcts = Mcts::new(MctsOptions { leaf, select, ..MctsOptions::default() }, 1);
             let result = run(&mut mcts, &networks, &game, 400);
             assert_eq!(uci_move(&result.best), "d1d8", "{leaf:?} {select:?}");
         }
@@ -209,12 +209,20 @@ fn edges_keep_the_generators_order_and_a_cleared_tree_searches_as_a_new_one() {
     let tree = &mcts.tree;
     let predicted = tree.nodes.iter().filter(|n| n.expanded && n.priors != PriorSource::Cheap).count();
     assert!(predicted > 1, "nodes with the predictors' priors: {predicted}");
-    // A node past `VALUE_PRIOR_VISITS` visits has its priors weighted by value (once).
-    let busy: Vec<_> =
-        tree.nodes.iter().filter(|n| n.expanded && n.proof == 0 && n.visits > VALUE_PRIOR_VISITS).collect();
+    // A node past `value_prior_visits` visits has its priors weighted by value (once).
+    let busy: Vec<_> = tree
+        .nodes
+        .iter()
+        .filter(|n| n.expanded && n.proof == 0 && f64::from(n.visits) > Params::DEFAULT.value_prior_visits)
+        .collect();
     assert!(busy.len() > 1, "busy nodes: {}", busy.len());
     assert!(busy.iter().all(|n| n.priors == PriorSource::Weighted));
-    assert!(tree.nodes.iter().filter(|n| n.visits < PRIOR_VISITS).all(|n| n.priors == PriorSource::Cheap));
+    assert!(
+        tree.nodes
+            .iter()
+            .filter(|n| f64::from(n.visits) < Params::DEFAULT.prior_visits)
+            .all(|n| n.priors == PriorSource::Cheap)
+    );
     let mut position = game.position().clone();
     for node in std::iter::successors(Some(0), |&n| tree.best_child(n).map(|(_, c)| c)) {
         if tree.nodes[node].expanded {
