@@ -17,12 +17,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Move};
+use shakmaty::{CastlingMode, Move, Position};
 
 use crate::engine::Engine;
 use crate::engine::options::OPTIONS;
 use crate::position_history::Game;
-use crate::search::{Limits, Ponder, uci_move_in};
+use crate::search::{Limits, Ponder, Score, SearchResult, uci_move_in};
 
 /// Shared output: lines are written whole and flushed.
 #[derive(Clone)]
@@ -219,7 +219,17 @@ impl Session {
         let mode = self.mode;
         let ponder = limits.ponder.clone();
         let handle = std::thread::spawn(move || {
-            let result = engine.go(&game, &limits, flag.clone(), &mut |report| out.line(&report.to_uci(mode)));
+            let searched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                engine.go(&game, &limits, flag.clone(), &mut |report| out.line(&report.to_uci(mode)))
+            }));
+            // A search that panics still answers (a GUI waits for the best move): the first
+            // legal move, and the engine, settings kept, starts a new game.
+            let result = searched.unwrap_or_else(|_| {
+                out.error("the search panicked; playing the first legal move, the engine's tables cleared");
+                engine.new_game();
+                let best = game.position().legal_moves().first().copied()?;
+                Some(SearchResult { best, score: Score::Cp(0), depth: 0, pv: vec![best], nodes: 0 })
+            });
             // UCI: after `go infinite` the best move waits for `stop`, after `go ponder` for
             // `ponderhit` or `stop`.
             let pondering = || limits.ponder.as_ref().is_some_and(|p| p.hit_at().is_none());

@@ -67,6 +67,38 @@ mod tests {
     }
 
     #[test]
+    fn every_tuned_number_at_either_end_of_its_range_searches_to_a_legal_move() {
+        use std::sync::Arc;
+        use std::sync::atomic::AtomicBool;
+
+        use shakmaty::Position;
+
+        use super::{EVAL_PARAMS, MCTS_PARAMS};
+        use crate::position_history::Game;
+        use crate::search::Limits;
+
+        // A middlegame with captures, checks and quiet moves at every depth.
+        let fen = "r1bq1rk1/ppp2ppp/2np1n2/2b1p3/2B1P3/2NP1N2/PPP2PPP/R1BQ1RK1 w - - 0 7";
+        let game = Game::from_uci(Some(fen), &[]).unwrap();
+        for (search, options, nodes) in [("eval", EVAL_PARAMS, 2_000), ("mcts", MCTS_PARAMS, 300)] {
+            for option in options {
+                let OptionType::Spin { min, max, .. } = option.kind else {
+                    panic!("{} is not a spin option", option.name)
+                };
+                for value in [min, max] {
+                    let mut engine = Engine::new(Networks::random(5));
+                    engine.set_option("Search", search).unwrap();
+                    engine.set_option(option.name, &value.to_string()).unwrap();
+                    let limits = Limits { nodes: Some(nodes), ..Limits::default() };
+                    let stop = Arc::new(AtomicBool::new(false));
+                    let result = engine.go(&game, &limits, stop, &mut |_| {}).expect("a move");
+                    assert!(game.position().is_legal(result.best), "{} = {value}: {:?}", option.name, result.best);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn each_tuned_number_of_the_evaluation_search_is_an_option_that_sets_it_alone() {
         let widened = |params: &eval::Params| params.values().into_iter().map(|(n, v)| (n, i64::from(v))).collect();
         each_sets_its_number_alone(widened(&eval::Params::DEFAULT), |e| widened(&e.settings.eval.params));

@@ -280,7 +280,8 @@ impl Searcher<'_> {
                 if self.options.lmr_improving && !improving {
                     r += 1;
                 }
-                r.clamp(0, new_depth - 1)
+                // At most to depth 1 (none where the move's depth is already below it).
+                r.clamp(0, (new_depth - 1).max(0))
             } else {
                 0
             };
