@@ -102,7 +102,14 @@ pub fn sources(data: &Path, mix: &[Source]) -> anyhow::Result<Vec<Source>> {
     for extra in mix {
         match sources.iter_mut().find(|s| crate::guard::same_path(&s.path, &extra.path)) {
             Some(source) => source.weight = extra.weight,
-            None => sources.push(extra.clone()),
+            None => {
+                anyhow::ensure!(
+                    extra.path.is_file(),
+                    "--mix {}: no such file (a pattern such as `*` is expanded by the shell, not by deepchess)",
+                    extra.path.display()
+                );
+                sources.push(extra.clone())
+            }
         }
     }
     Ok(sources)
@@ -484,8 +491,16 @@ mod tests {
             "every PGN file and packed games file of a directory"
         );
         let b_half = format!("{}:0.5", b.display());
-        let expected = [(a.clone(), 1.0), (b, 0.5), (c, 1.0), ("c.pgn".into(), 3.0)];
-        assert_eq!(weights(&dir, &[&b_half, "c.pgn:3"]), expected);
+        let more = dir.join("more");
+        std::fs::create_dir_all(&more).unwrap();
+        let d = more.join("d.pgn");
+        std::fs::write(&d, "").unwrap();
+        let d_thrice = format!("{}:3", d.display());
+        let expected = [(a.clone(), 1.0), (b, 0.5), (c, 1.0), (d, 3.0)];
+        assert_eq!(weights(&dir, &[&b_half, &d_thrice]), expected);
+        let missing = format!("{}:0", dir.join("g10c-*.dcpg.zst").display());
+        let error = sources(&dir, &[missing.parse().unwrap()]).unwrap_err().to_string();
+        assert!(error.contains("g10c-*.dcpg.zst: no such file"), "{error}");
         assert_eq!(weights(&a, &[]), [(a, 1.0)]);
         std::fs::write(dir.join("moves-train.bin"), "").unwrap();
         assert!(sources(&dir, &[]).unwrap().is_empty(), "a prepared dataset is not streamed");
