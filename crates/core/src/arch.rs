@@ -67,6 +67,60 @@ pub const VALUE_CENTIPAWNS_PER_UNIT: &str = "centipawns_per_unit";
 /// Largest magnitude of an output-layer weight (127 / 64).
 pub const VALUE_OUT_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
 
+/// Key of the evaluation net's model card `output` object that names how each perspective
+/// indexes its 768 inputs ([`ValueInputLayout::name`]); a card without it is
+/// [`ValueInputLayout::Plain`].
+pub const VALUE_INPUT_LAYOUT: &str = "input_layout";
+
+/// How each perspective of the evaluation net indexes its 768 inputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueInputLayout {
+    /// [`crate::features::perspective_feature`] as it is: the board seen from the
+    /// perspective's side (mirrored a1 ↔ a8 for Black).
+    #[default]
+    Plain,
+    /// The same, and mirrored left to right (files a ↔ h) whenever the perspective's own
+    /// king stands on files e–h, so that each perspective sees its king on files a–d: a
+    /// position and its mirror image share their inputs (as bullet's and most NNUE
+    /// engines' horizontal mirroring).
+    HorizontalMirror,
+}
+
+impl ValueInputLayout {
+    /// Every layout, in the order of their names.
+    pub const ALL: [ValueInputLayout; 2] = [ValueInputLayout::Plain, ValueInputLayout::HorizontalMirror];
+
+    /// The layout's name in a model card.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueInputLayout::Plain => "plain",
+            ValueInputLayout::HorizontalMirror => "horizontal_mirror",
+        }
+    }
+
+    /// The layout called `name` in a model card.
+    pub fn from_name(name: &str) -> Option<ValueInputLayout> {
+        ValueInputLayout::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// What a perspective feature is XORed with in a perspective whose own king stands on
+    /// `king_file` (0 = a … 7 = h): 7 (files a ↔ h) when this layout mirrors there, else 0.
+    ///
+    /// ```
+    /// use deepchess_core::arch::ValueInputLayout;
+    /// assert_eq!(ValueInputLayout::Plain.mask(6), 0);
+    /// assert_eq!(ValueInputLayout::HorizontalMirror.mask(3), 0);
+    /// assert_eq!(ValueInputLayout::HorizontalMirror.mask(4), 7);
+    /// ```
+    #[inline]
+    pub fn mask(self, king_file: u16) -> u16 {
+        match self {
+            ValueInputLayout::HorizontalMirror if king_file >= 4 => 7,
+            _ => 0,
+        }
+    }
+}
+
 /// Lichess's centipawn ↔ win-probability scale (`win = sigmoid(cp / VALUE_CP_PER_LOGIT)`),
 /// used where a score must become an expected score without a net (MCTS terminal
 /// values, the comparator's reported score).

@@ -47,6 +47,13 @@ impl FeatureBits {
         self.flags & 1 != 0
     }
 
+    /// The file (0 = a … 7 = h) of `color`'s king, 0 without one.
+    #[inline]
+    pub fn king_file(&self, color: Color) -> u16 {
+        let plane = self.planes[color.fold_wb(5, 11)];
+        if plane == 0 { 0 } else { (plane.trailing_zeros() % 8) as u16 }
+    }
+
     /// Number of pieces on the board (active features below 768).
     #[inline]
     pub fn piece_count(&self) -> usize {

@@ -13,6 +13,8 @@
 
 use shakmaty::{Board, CastlingSide, Color, Piece, Position, Role, Square};
 
+use crate::arch::ValueInputLayout;
+
 /// Number of input features.
 pub const FEATURE_COUNT: usize = 773;
 /// Index of the side-to-move feature (1 when Black is to move).
@@ -176,6 +178,30 @@ pub fn perspective_feature(feature: u16, view: Color) -> u16 {
         }
     }
 }
+
+/// The masks ([`ValueInputLayout::mask`]) of the side to move's perspective and of the
+/// opponent's for a position given by its side to move's perspective features (as
+/// [`perspective_feature`] makes them): each from the file of that side's own king (0
+/// for both when a king is missing).
+///
+/// ```
+/// use deepchess_core::arch::ValueInputLayout;
+/// use deepchess_core::features::perspective_masks;
+/// // own king on g1 (plane 5, square 6), the opponent's on c8 (plane 11, square 58)
+/// let features = [5 * 64 + 6, 11 * 64 + 58];
+/// assert_eq!(perspective_masks(&features, ValueInputLayout::HorizontalMirror), (7, 0));
+/// assert_eq!(perspective_masks(&features, ValueInputLayout::Plain), (0, 0));
+/// ```
+pub fn perspective_masks(side_to_move_view: &[u16], layout: ValueInputLayout) -> (u16, u16) {
+    let king_file =
+        |plane: u16| side_to_move_view.iter().find(|&&f| f / 64 == plane).map_or(0, |&f| layout.mask(f % 8));
+    (king_file(OWN_KING_PLANE), king_file(OPPONENT_KING_PLANE))
+}
+
+/// Plane of a perspective's own king among its 12 (own P N B R Q K, then the opponent's).
+const OWN_KING_PLANE: u16 = 5;
+/// Plane of the opponent's king in a perspective.
+const OPPONENT_KING_PLANE: u16 = 11;
 
 /// Calls `emit(f, true)` for every index in `new` but not in `old` and `emit(f, false)`
 /// for every index in `old` but not in `new`; both lists are sorted (as

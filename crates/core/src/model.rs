@@ -17,7 +17,7 @@ use safetensors::{Dtype, SafeTensors, tensor::TensorView};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::arch::{ModelKind, StackSpec, VALUE_CENTIPAWNS_PER_UNIT};
+use crate::arch::{ModelKind, StackSpec, VALUE_CENTIPAWNS_PER_UNIT, VALUE_INPUT_LAYOUT, ValueInputLayout};
 use crate::atomic::write_atomic;
 
 /// Value of [`ModelCard::format`].
@@ -99,6 +99,18 @@ impl ModelCard {
             .get(VALUE_CENTIPAWNS_PER_UNIT)
             .and_then(serde_json::Value::as_f64)
             .filter(|k| k.is_finite() && *k > 0.0)
+    }
+
+    /// The evaluation net's input layout (`output.`[`VALUE_INPUT_LAYOUT`]): plain when the
+    /// card does not name one; an error naming the value when it names none known.
+    pub fn value_input_layout(&self) -> Result<ValueInputLayout, String> {
+        match self.output.get(VALUE_INPUT_LAYOUT) {
+            None => Ok(ValueInputLayout::Plain),
+            Some(value) => value.as_str().and_then(ValueInputLayout::from_name).ok_or_else(|| {
+                let known: Vec<&str> = ValueInputLayout::ALL.iter().map(|l| l.name()).collect();
+                format!("output.{VALUE_INPUT_LAYOUT} is {value}; expected one of {}", known.join(", "))
+            }),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use deepchess_core::arch::ValueInputLayout;
 use deepchess_core::features::{PERSPECTIVE_FEATURES, SIDE_TO_MOVE};
 use deepchess_core::{FEATURE_COUNT, ModelKind, SparseFeatures};
 use rand::{Rng, SeedableRng};
@@ -156,7 +157,7 @@ pub fn bench_train_value(width: usize, batch: usize, batches: usize) -> f64 {
     let mut timed = 0.0;
     for b in 0..=batches {
         let t = Instant::now();
-        let (_, grads) = perspective::loss_and_gradients(&params, &batches_in_memory[b % 4]);
+        let (_, grads) = perspective::loss_and_gradients(&params, ValueInputLayout::Plain, &batches_in_memory[b % 4]);
         adam.update_with_weight_decay(&mut params, &grads, 1e-3, 0.01);
         perspective::clip(&mut params);
         if b > 0 {

@@ -85,12 +85,13 @@ pub struct ValueEval {
 pub fn value(data: &Path, model: &Model, pairs: usize, result_weight: f64) -> anyhow::Result<ValueEval> {
     let params = params(model, ModelKind::Value)?;
     let scale = model.card.centipawns_per_unit().context("the value model's card lacks output.centipawns_per_unit")?;
+    let layout = model.card.value_input_layout().map_err(|e| anyhow::anyhow!("the value model's card: {e}"))?;
     let (positions, _) = value::load(data, Split::Validation, &Default::default())?;
-    let scores = value::evaluate(&params, &positions, &crate::eval_positions::Target { result_weight, scale });
+    let scores = value::evaluate(&params, layout, &positions, &crate::eval_positions::Target { result_weight, scale });
     let file = DataFile::open(data, Content::Positions, Split::Validation)?;
     let (white, black) = comparator::decisive(&file);
     let pairs = comparator::measurement_pairs(&white, &black, pairs)?;
-    let pair_accuracy = value::pair_accuracy(&params, &file, &pairs)?;
+    let pair_accuracy = value::pair_accuracy(&params, layout, &file, &pairs)?;
     Ok(ValueEval { scores, pair_accuracy, pairs: pairs.len() })
 }
 

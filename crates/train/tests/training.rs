@@ -67,6 +67,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         extra_data: Vec::new(),
         init: None,
         output_buckets: 1,
+        mirror: false,
         mix: Vec::new(),
         shuffle_buffer: None,
         mix_validation_fraction: None,
@@ -155,6 +156,10 @@ fn init_starts_the_run_from_a_trained_value_net() {
     let back = value::ValueOptions { output_buckets: 4, ..tiny(Some(dir.path().join("eight"))) };
     let err = format!("{:#}", value::train(&args(&data, dir.path().join("four")), &back).unwrap_err());
     assert!(err.contains("--output-buckets") && err.contains("8 output buckets"), "{err}");
+    // a net of another input layout is refused, naming both
+    let mirrored = value::ValueOptions { mirror: true, ..tiny(Some(trained.clone())) };
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("mirrored")), &mirrored).unwrap_err());
+    assert!(err.contains("--init") && err.contains("plain") && err.contains("horizontal_mirror"), "{err}");
     // a net of another width, a missing model, and the run's own directory are refused by name
     let wide = value::ValueOptions { width: 48, ..tiny(Some(trained.clone())) };
     let err = format!("{:#}", value::train(&args(&data, dir.path().join("wide")), &wide).unwrap_err());
@@ -164,6 +169,27 @@ fn init_starts_the_run_from_a_trained_value_net() {
     assert!(err.contains("--init") && err.contains("nowhere"), "{err}");
     let err = format!("{:#}", value::train(&args(&data, trained.clone()), &tiny(Some(trained.clone()))).unwrap_err());
     assert!(err.contains("is the --init directory"), "{err}");
+}
+
+#[test]
+fn a_mirrored_net_learns_and_says_so_in_its_card() {
+    let (dir, data) = dataset();
+    let mirrored = |epochs, init| value::ValueOptions { mirror: true, init, ..value_options(epochs) };
+    let one = value::train(&args(&data, dir.path().join("one")), &mirrored(1, None)).unwrap();
+    let six = value::train(&args(&data, dir.path().join("six")), &mirrored(6, None)).unwrap();
+    let validation_loss = |model: &Model| model.card.metrics["validation"]["loss"].as_f64().unwrap();
+    assert!(validation_loss(&six) < validation_loss(&one), "{} vs {}", validation_loss(&six), validation_loss(&one));
+    assert_eq!(six.card.output["input_layout"], "horizontal_mirror");
+    assert_eq!(six.card.value_input_layout(), Ok(deepchess_core::arch::ValueInputLayout::HorizontalMirror));
+    assert_eq!(six.card.hyperparameters["mirror"], true);
+    // a warm start from a mirrored net with --mirror; without it, refused
+    let warm = value::train(&args(&data, dir.path().join("warm")), &mirrored(1, Some(dir.path().join("six")))).unwrap();
+    assert_eq!(warm.card.output["input_layout"], "horizontal_mirror");
+    let plain = value::ValueOptions { init: Some(dir.path().join("six")), ..value_options(1) };
+    let err = format!("{:#}", value::train(&args(&data, dir.path().join("plain")), &plain).unwrap_err());
+    assert!(err.contains("horizontal_mirror") && err.contains("--mirror"), "{err}");
+    let fresh = value::train(&args(&data, dir.path().join("fresh")), &value_options(1)).unwrap();
+    assert_eq!(fresh.card.output["input_layout"], "plain");
 }
 
 #[test]
@@ -439,7 +465,14 @@ fn the_student_draws_the_asked_share_of_its_pairs_from_the_mix_and_learns() {
     let (first, last) = (&state.history[0], state.history.last().unwrap());
     let (a, b) = (first.train_loss.unwrap(), last.train_loss.unwrap());
     assert!(b < a, "training loss {a} -> {b}");
-    let bad = student::StudentOptions { mix_fraction: 1.0, ..options };
+    let bad = student::StudentOptions { mix_fraction: 1.0, ..options.clone() };
     let err = student::StudentTrainer::new(&data, &bad).err().unwrap().to_string();
     assert!(err.contains("--mix-fraction"), "{err}");
+    // a mirrored value net's feature transformer is no plain code: refused by name
+    let mirrored_dir = dir.path().join("mirrored");
+    let mirrored = value::ValueOptions { mirror: true, ..value_options(1) };
+    value::train(&args(&data, mirrored_dir.clone()), &mirrored).unwrap();
+    let with_mirrored = student::StudentOptions { value: mirrored_dir, ..options };
+    let err = format!("{:#}", student::StudentTrainer::new(&data, &with_mirrored).err().unwrap());
+    assert!(err.contains("--value") && err.contains("horizontal_mirror"), "{err}");
 }

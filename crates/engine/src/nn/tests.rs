@@ -1,10 +1,11 @@
 //! Inference against a naive dense implementation, incremental against from-scratch
 //! evaluation, and error reporting for bad weights.
 
+use deepchess_core::arch::ValueInputLayout;
 use deepchess_core::{Activation, FeatureBits, Model, ModelKind, SparseFeatures};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use shakmaty::{Chess, Position};
+use shakmaty::{Bitboard, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Position};
 
 use super::*;
 use crate::random_games::random_game;
@@ -118,14 +119,19 @@ fn naive_value(model: &Model, pos: &Chess) -> f32 {
     let out = model.layer("out", 0).unwrap();
     let width = ft.outputs;
     let pieces: Vec<u16> = SparseFeatures::from_position(pos).as_slice().iter().copied().filter(|&f| f < 768).collect();
+    let mirrored = model.card.value_input_layout().unwrap() == ValueInputLayout::HorizontalMirror;
     let accumulator = |view: shakmaty::Color| -> Vec<f32> {
+        // files a-h flipped for a perspective whose own king stands on files e-h
+        let king_file = pos.board().king_of(view).map_or(0, |k| u16::from(k.file()));
+        let flip = if mirrored && king_file >= 4 { 7 } else { 0 };
         (0..width)
             .map(|j| {
                 ft.bias[j]
                     + pieces
                         .iter()
                         .map(|&f| {
-                            ft.weight[usize::from(deepchess_core::features::perspective_feature(f, view)) * width + j]
+                            let row = deepchess_core::features::perspective_feature(f, view) ^ flip;
+                            ft.weight[usize::from(row) * width + j]
                         })
                         .sum::<f32>()
             })
@@ -144,6 +150,11 @@ fn naive_value(model: &Model, pos: &Chess) -> f32 {
 /// scores span several pawns (the quantisation is tested at realistic magnitudes), with
 /// `buckets` output buckets.
 fn value_model(seed: u64, width: usize, buckets: usize) -> Model {
+    value_model_with_layout(seed, width, buckets, ValueInputLayout::Plain)
+}
+
+/// [`value_model`] with the input layout `layout` in its card.
+fn value_model_with_layout(seed: u64, width: usize, buckets: usize, layout: ValueInputLayout) -> Model {
     let stacks = vec![
         deepchess_core::StackSpec::new("ft", &[768, width], Activation::SquaredClippedRelu).with_final_activation(),
         deepchess_core::StackSpec::new("out", &[2 * width, buckets], Activation::SquaredClippedRelu),
@@ -160,7 +171,11 @@ fn value_model(seed: u64, width: usize, buckets: usize) -> Model {
         }
         tensors.insert(name, v);
     }
-    model = Model::new(model.card.clone(), tensors).unwrap();
+    let mut card = model.card.clone();
+    if layout != ValueInputLayout::Plain {
+        card.output[deepchess_core::arch::VALUE_INPUT_LAYOUT] = serde_json::json!(layout.name());
+    }
+    model = Model::new(card, tensors).unwrap();
     model
 }
 
@@ -170,10 +185,17 @@ fn quantised_value_net_matches_the_float_definition() {
     // three times and output weights twelve times a trained net's, so the accumulator's
     // rounding to 1/255 is amplified by SCReLU's slope and output weights near ±1.9; observed
     // up to 0.22). The embedded, trained net is held to 8 cp below.
-    for (seed, width, buckets) in [(11, 256, 1), (12, 64, 1), (15, 64, 8)] {
-        let model = value_model(seed, width, buckets);
+    let mirror = ValueInputLayout::HorizontalMirror;
+    for (seed, width, buckets, layout) in [
+        (11, 256, 1, ValueInputLayout::Plain),
+        (12, 64, 1, ValueInputLayout::Plain),
+        (15, 64, 8, ValueInputLayout::Plain),
+        (16, 64, 8, mirror),
+    ] {
+        let model = value_model_with_layout(seed, width, buckets, layout);
         let value = ValueNet::from_model(&model).unwrap();
         assert_eq!((value.accumulator_width(), value.output_buckets()), (width, buckets));
+        assert_eq!(value.input_layout(), layout);
         let (mut worst, mut spread) = (0.0f32, 0.0f32);
         for game in [4, 5] {
             for pos in random_game(game, 200) {
@@ -208,9 +230,18 @@ fn embedded_value_net_is_within_ten_centipawns_and_two_percent_of_its_float_weig
 
 #[test]
 fn incremental_value_equals_from_scratch_along_random_games() {
+    for layout in ValueInputLayout::ALL {
+        incremental_value_equals_from_scratch(layout);
+    }
+}
+
+/// Updates along random games give the accumulators computed from scratch, under `layout`
+/// (mirrored: the kings cross between files d and e in these games).
+fn incremental_value_equals_from_scratch(layout: ValueInputLayout) {
     // eight output buckets: captures move the positions from one to the next
-    let model = value_model(13, 128, 8);
+    let model = value_model_with_layout(13, 128, 8, layout);
     let value = ValueNet::from_model(&model).unwrap();
+    let mut crossings = 0;
     // Games with captures, castling, promotions and en passant in their random moves.
     for seed in [4, 5, 6] {
         let positions = random_game(seed, 300);
@@ -218,6 +249,8 @@ fn incremental_value_equals_from_scratch_along_random_games() {
         let mut next = acc.clone();
         for pos in &positions[1..] {
             let features = FeatureBits::from_position(pos);
+            let halves = |f: &FeatureBits| [Color::White, Color::Black].map(|c| f.king_file(c) >= 4);
+            crossings += usize::from(halves(acc.features()) != halves(&features));
             value.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
             let fresh = value.accumulator(&features);
@@ -234,11 +267,37 @@ fn incremental_value_equals_from_scratch_along_random_games() {
             assert_eq!(white_cp, if pos.turn() == shakmaty::Color::White { stm_cp } else { -stm_cp });
         }
     }
+    assert!(crossings >= 5, "the games should take kings across the board's halves: {crossings}");
+}
+
+#[test]
+fn a_mirrored_net_scores_a_position_and_its_mirror_image_alike() {
+    let plain = ValueNet::from_model(&value_model(17, 64, 8)).unwrap();
+    let mirrored =
+        ValueNet::from_model(&value_model_with_layout(17, 64, 8, ValueInputLayout::HorizontalMirror)).unwrap();
+    let mut differ = 0;
+    for pos in random_game(9, 200) {
+        let mut setup = pos.to_setup(EnPassantMode::Legal);
+        setup.board.flip_horizontal();
+        (setup.castling_rights, setup.ep_square) = (Bitboard::EMPTY, None);
+        let image: Chess = Chess::from_setup(setup, CastlingMode::Chess960).expect("a mirror image is as legal");
+        let (features, image) = (FeatureBits::from_position(&pos), FeatureBits::from_position(&image));
+        assert_eq!(mirrored.evaluate(&features), mirrored.evaluate(&image));
+        differ += usize::from(plain.evaluate(&features) != plain.evaluate(&image));
+    }
+    assert!(differ > 100, "a plain net tells most positions from their images: {differ}");
 }
 
 #[test]
 fn an_accumulator_followed_from_any_position_equals_from_scratch() {
-    let model = value_model(13, 128, 8);
+    for layout in ValueInputLayout::ALL {
+        followed_accumulators_equal_from_scratch(layout);
+    }
+}
+
+/// `follow` gives the accumulators computed from scratch, under `layout`.
+fn followed_accumulators_equal_from_scratch(layout: ValueInputLayout) {
+    let model = value_model_with_layout(13, 128, 8, layout);
     let value = ValueNet::from_model(&model).unwrap();
     // Positions near each other (one ply apart) and far apart (one game to another, the
     // start against the end): both ways of `follow`.

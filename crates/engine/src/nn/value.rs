@@ -1,7 +1,9 @@
 //! The evaluation net, NNUE-style, in 16-bit integers.
 //!
 //! Architecture (trained by `deepchess train value`): one feature transformer `ft`
-//! `[768, N]` shared by both perspectives (see [`perspective_feature`]), giving an
+//! `[768, N]` shared by both perspectives (see [`perspective_feature`]; under the card's
+//! [`ValueInputLayout::HorizontalMirror`] a perspective whose king stands on files e–h sees
+//! the board mirrored a ↔ h, and is computed afresh when its king crosses), giving an
 //! accumulator per side; the side to move's and then the opponent's accumulator go
 //! through SCReLU (`clamp(x, 0, 1)²`) into the output layer `out` `[2N, B]`, whose column
 //! for the position's number of pieces ([`value_output_bucket`]; `B` = 1: one column for
@@ -19,7 +21,8 @@
 
 use deepchess_core::arch::{
     VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WEIGHT, VALUE_MAX_OUTPUT_BUCKETS,
-    VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket, value_output_bucket_major,
+    VALUE_OUT_QUANT, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, ValueInputLayout, value_output_bucket,
+    value_output_bucket_major,
 };
 use deepchess_core::features::{MAX_ACTIVE, PERSPECTIVE_FEATURES, perspective_feature};
 use deepchess_core::{FeatureBits, Model};
@@ -42,6 +45,8 @@ pub struct ValueNet {
     /// Scale `Q` of the output weights.
     out_quant: i32,
     centipawns_per_unit: f32,
+    /// How each perspective indexes its inputs (the card's).
+    layout: ValueInputLayout,
 }
 
 /// The accumulators of one position (White's perspective, then Black's, `width` each),
@@ -92,6 +97,7 @@ impl ValueNet {
             .centipawns_per_unit()
             .ok_or_else(|| invalid(format!("the card's `output` lacks a positive `{VALUE_CENTIPAWNS_PER_UNIT}`")))?
             as f32;
+        let layout = model.card.value_input_layout().map_err(invalid)?;
         let quantise = |values: &[f32], scale: i32, limit: f32, name: &str| {
             values
                 .iter()
@@ -130,6 +136,7 @@ impl ValueNet {
                 .collect(),
             out_quant,
             centipawns_per_unit,
+            layout,
         })
     }
 
@@ -141,6 +148,11 @@ impl ValueNet {
     /// Number of output buckets (1: one output for every position).
     pub fn output_buckets(&self) -> usize {
         self.out_bias.len()
+    }
+
+    /// How each perspective indexes its inputs.
+    pub fn input_layout(&self) -> ValueInputLayout {
+        self.layout
     }
 
     /// Centipawns of one output unit (the card's scale).
@@ -157,25 +169,30 @@ impl ValueNet {
 
     /// Makes `accumulator` that of `features`, computed from scratch in its own storage.
     pub fn refresh(&self, features: &FeatureBits, accumulator: &mut Accumulator) {
-        let mut rows = [[0u16; MAX_ACTIVE]; 2];
-        let mut n = 0;
-        for f in features.pieces() {
-            rows[0][n] = perspective_feature(f, Color::White);
-            rows[1][n] = perspective_feature(f, Color::Black);
-            n += 1;
-        }
         accumulator.values.resize(2 * self.width, 0);
         let (white, black) = accumulator.values.split_at_mut(self.width);
-        kernels::update(white, &self.ft_bias, &self.ft_weight, &rows[0][..n], &[]);
-        kernels::update(black, &self.ft_bias, &self.ft_weight, &rows[1][..n], &[]);
+        self.refresh_view(features, Color::White, white);
+        self.refresh_view(features, Color::Black, black);
         accumulator.features = *features;
+    }
+
+    /// Makes `out` `view`'s perspective of `features`, computed from scratch.
+    fn refresh_view(&self, features: &FeatureBits, view: Color, out: &mut [i16]) {
+        let mask = self.layout.mask(features.king_file(view));
+        let mut rows = [0u16; MAX_ACTIVE];
+        let mut n = 0;
+        for f in features.pieces() {
+            rows[n] = perspective_feature(f, view) ^ mask;
+            n += 1;
+        }
+        kernels::update(out, &self.ft_bias, &self.ft_weight, &rows[..n], &[]);
     }
 
     /// Makes `child` the accumulator of `features` by updating `parent`'s with the pieces
     /// that differ (rows of the feature transformer added and removed, both perspectives).
     #[inline(always)]
     pub fn update(&self, parent: &Accumulator, features: &FeatureBits, child: &mut Accumulator) {
-        let changes = Changes::between(&parent.features, features);
+        let changes = Changes::between(&parent.features, features, self.layout);
         self.apply(parent, &changes, features, child);
     }
 
@@ -183,7 +200,7 @@ impl ValueNet {
     /// (the last leaf a search judged): updated where fewer rows differ than the position
     /// has pieces, else computed from scratch. The same values either way.
     pub fn follow(&self, previous: &Accumulator, features: &FeatureBits, out: &mut Accumulator) {
-        let changes = Changes::between(&previous.features, features);
+        let changes = Changes::between(&previous.features, features, self.layout);
         if changes.added + changes.removed < features.piece_count() {
             self.apply(previous, &changes, features, out);
         } else {
@@ -191,7 +208,9 @@ impl ValueNet {
         }
     }
 
-    /// Makes `child` the accumulator of `features` from `parent`'s and their `changes`.
+    /// Makes `child` the accumulator of `features` from `parent`'s and their `changes`
+    /// (a perspective whose king crossed to the other half under horizontal mirroring is
+    /// computed from scratch).
     #[inline]
     fn apply(&self, parent: &Accumulator, changes: &Changes, features: &FeatureBits, child: &mut Accumulator) {
         let (added, removed) = (&changes.rows[0], &changes.rows[1]);
@@ -199,8 +218,13 @@ impl ValueNet {
         child.values.resize(2 * self.width, 0);
         let (white, black) = child.values.split_at_mut(self.width);
         let (parent_white, parent_black) = parent.values.split_at(self.width);
-        kernels::update(white, parent_white, &self.ft_weight, &added[0][..n_added], &removed[0][..n_removed]);
-        kernels::update(black, parent_black, &self.ft_weight, &added[1][..n_added], &removed[1][..n_removed]);
+        for (v, (out, base)) in [(white, parent_white), (black, parent_black)].into_iter().enumerate() {
+            if changes.refresh[v] {
+                self.refresh_view(features, [Color::White, Color::Black][v], out);
+            } else {
+                kernels::update(out, base, &self.ft_weight, &added[v][..n_added], &removed[v][..n_removed]);
+            }
+        }
         child.features = *features;
     }
 
@@ -249,26 +273,32 @@ impl ValueNet {
 }
 
 /// The feature-transformer rows that differ between two positions: `rows[0]` added,
-/// `rows[1]` removed, each from both perspectives (white's, black's).
+/// `rows[1]` removed, each from both perspectives (white's, black's); `refresh[v]` when
+/// perspective `v` must be computed from scratch instead (its king changed halves under
+/// horizontal mirroring, which changes every row of it).
 struct Changes {
     rows: [[[u16; MAX_ACTIVE]; 2]; 2],
     added: usize,
     removed: usize,
+    refresh: [bool; 2],
 }
 
 impl Changes {
     /// The pieces of `new` not in `old` and those of `old` not in `new`.
     #[inline(always)]
-    fn between(old: &FeatureBits, new: &FeatureBits) -> Changes {
-        let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0 };
+    fn between(old: &FeatureBits, new: &FeatureBits, layout: ValueInputLayout) -> Changes {
+        let masks = |f: &FeatureBits| [layout.mask(f.king_file(Color::White)), layout.mask(f.king_file(Color::Black))];
+        let (old_masks, new_masks) = (masks(old), masks(new));
+        let refresh = [old_masks[0] != new_masks[0], old_masks[1] != new_masks[1]];
+        let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0, refresh };
         old.piece_changes(new, |f, add| {
             let (list, n) = if add {
                 (&mut changes.rows[0], &mut changes.added)
             } else {
                 (&mut changes.rows[1], &mut changes.removed)
             };
-            list[0][*n] = perspective_feature(f, Color::White);
-            list[1][*n] = perspective_feature(f, Color::Black);
+            list[0][*n] = perspective_feature(f, Color::White) ^ new_masks[0];
+            list[1][*n] = perspective_feature(f, Color::Black) ^ new_masks[1];
             *n += 1;
         });
         changes

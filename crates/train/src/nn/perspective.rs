@@ -5,17 +5,18 @@
 //! the side to move's accumulator and of the opponent's, concatenated, into the output
 //! layer `out` `[2N, B]`: column `b` of the position's output bucket (by its number of
 //! pieces, [`value_output_bucket`]) gives a logit `o` of the side to move's expected
-//! score. The loss is `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
+//! score. Under [`ValueInputLayout::HorizontalMirror`] each perspective's features are
+//! mirrored a ↔ h when its own king stands on files e–h ([`perspective_masks`]). The loss is `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
 //! transformer's forward pass and gradient touch only those rows: a burn graph would
 //! spend its time on zeros, so this small net is done by hand, in parallel over the batch.
 
 use std::collections::BTreeMap;
 
 use deepchess_core::arch::{
-    VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, value_output_bucket,
-    value_output_bucket_major,
+    VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, ValueInputLayout,
+    value_output_bucket, value_output_bucket_major,
 };
-use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature};
+use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature, perspective_masks};
 use rayon::prelude::*;
 use shakmaty::Color;
 
@@ -184,8 +185,16 @@ fn accumulate(acc: &mut [f32], weight: &[f32], bias: &[f32], features: impl Iter
     }
 }
 
-/// Output logits `o` of every row of `batch`.
-pub fn logits(params: &Params, batch: &PerspectiveBatch) -> Vec<f32> {
+/// The feature-transformer rows of the side to move's perspective and of the opponent's
+/// for a row of side-to-move features, under `layout`.
+#[inline]
+fn views(row: &[u16], layout: ValueInputLayout) -> (impl Iterator<Item = u16> + '_, impl Iterator<Item = u16> + '_) {
+    let (us, them) = perspective_masks(row, layout);
+    (row.iter().map(move |&f| f ^ us), row.iter().map(move |&f| opponent_view(f) ^ them))
+}
+
+/// Output logits `o` of every row of `batch`, the inputs indexed by `layout`.
+pub fn logits(params: &Params, layout: ValueInputLayout, batch: &PerspectiveBatch) -> Vec<f32> {
     let n = width(params);
     let (w, b, out) = (params.get(FT_WEIGHT), params.get(FT_BIAS), Output::of(params));
     (0..batch.len())
@@ -194,8 +203,9 @@ pub fn logits(params: &Params, batch: &PerspectiveBatch) -> Vec<f32> {
             || (vec![0.0; n], vec![0.0; n]),
             |(us, them), r| {
                 let row = batch.row(r);
-                accumulate(us, w, b, row.iter().copied());
-                accumulate(them, w, b, row.iter().map(|&f| opponent_view(f)));
+                let (us_rows, them_rows) = views(row, layout);
+                accumulate(us, w, b, us_rows);
+                accumulate(them, w, b, them_rows);
                 out.logit(out.bucket(row), us, them)
             },
         )
@@ -242,8 +252,12 @@ fn add(a: &mut [f32], b: &[f32]) {
 const ROWS_PER_TASK: usize = 1024;
 
 /// Mean loss `(sigmoid(o) − t)²` over `batch` and its gradients by tensor name, ready
-/// for Adam.
-pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BTreeMap<String, Vec<f32>>) {
+/// for Adam, the inputs indexed by `layout`.
+pub fn loss_and_gradients(
+    params: &Params,
+    layout: ValueInputLayout,
+    batch: &PerspectiveBatch,
+) -> (f64, BTreeMap<String, Vec<f32>>) {
     let (n, buckets) = (width(params), output_buckets(params));
     let (w, b, out) = (params.get(FT_WEIGHT), params.get(FT_BIAS), Output::of(params));
     let rows: Vec<usize> = (0..batch.len()).collect();
@@ -255,8 +269,9 @@ pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BT
             let (mut d_us, mut d_them) = (vec![0.0f32; n], vec![0.0f32; n]);
             for &r in chunk {
                 let row = batch.row(r);
-                accumulate(&mut us, w, b, row.iter().copied());
-                accumulate(&mut them, w, b, row.iter().map(|&f| opponent_view(f)));
+                let (us_rows, them_rows) = views(row, layout);
+                accumulate(&mut us, w, b, us_rows);
+                accumulate(&mut them, w, b, them_rows);
                 let bucket = out.bucket(row);
                 let o = out.logit(bucket, &us, &them);
                 let s = 1.0 / (1.0 + (-o).exp());
@@ -274,9 +289,10 @@ pub fn loss_and_gradients(params: &Params, batch: &PerspectiveBatch) -> (f64, BT
                     d_them[j] = g * ow[n + j] * dt;
                     p.ft_bias[j] += d_us[j] + d_them[j];
                 }
-                for &f in row {
-                    add(&mut p.ft_weight[usize::from(f) * n..][..n], &d_us);
-                    add(&mut p.ft_weight[usize::from(opponent_view(f)) * n..][..n], &d_them);
+                let (us_rows, them_rows) = views(row, layout);
+                for (f_us, f_them) in us_rows.zip(them_rows) {
+                    add(&mut p.ft_weight[usize::from(f_us) * n..][..n], &d_us);
+                    add(&mut p.ft_weight[usize::from(f_them) * n..][..n], &d_them);
                 }
             }
             p
@@ -334,10 +350,10 @@ mod tests {
 
     /// Checks the analytic gradients of `params` on [`sample`] at `(tensor, index)` against
     /// central differences; returns how many of them are non-zero.
-    fn check_gradients(params: &Params, at: &[(&str, usize)]) -> usize {
+    fn check_gradients(params: &Params, layout: ValueInputLayout, at: &[(&str, usize)]) -> usize {
         let batch = sample();
-        let (_, grads) = loss_and_gradients(params, &batch);
-        let loss = |p: &Params| loss_and_gradients(p, &batch).0;
+        let (_, grads) = loss_and_gradients(params, layout, &batch);
+        let loss = |p: &Params| loss_and_gradients(p, layout, &batch).0;
         let mut checked = 0;
         for &(name, index) in at {
             let h = 1e-3f32;
@@ -369,7 +385,37 @@ mod tests {
     fn gradients_match_finite_differences() {
         let params = lively(32, 1, 3);
         let at = [(FT_WEIGHT, 12 * 32 + 5), (FT_WEIGHT, 700 * 32 + 1), (FT_BIAS, 7), (OUT_WEIGHT, 40), (OUT_BIAS, 0)];
-        assert!(check_gradients(&params, &at) >= 3, "most checked gradients should be non-zero");
+        assert!(
+            check_gradients(&params, ValueInputLayout::Plain, &at) >= 3,
+            "most checked gradients should be non-zero"
+        );
+    }
+
+    #[test]
+    fn mirrored_gradients_match_finite_differences() {
+        // every king of the sample stands on e1 or e8: every perspective is mirrored, and
+        // its own king's row is 5·64 + 3 (d1) instead of 5·64 + 4 (e1)
+        let params = lively(32, 8, 4);
+        // every neuron of the d1 king's row (some are outside SCReLU's slope for every row)
+        let at: Vec<(&str, usize)> = (0..32).map(|j| (FT_WEIGHT, (5 * 64 + 3) * 32 + j)).collect();
+        let n = check_gradients(&params, ValueInputLayout::HorizontalMirror, &at);
+        assert!(n >= 8, "many checked gradients should be non-zero: {n}");
+        let (_, grads) = loss_and_gradients(&params, ValueInputLayout::HorizontalMirror, &sample());
+        let king_e = &grads[FT_WEIGHT][(5 * 64 + 4) * 32..][..32];
+        assert!(king_e.iter().all(|&g| g == 0.0), "no perspective sees its king on files e-h");
+    }
+
+    #[test]
+    fn a_mirrored_net_scores_a_position_and_its_mirror_image_alike() {
+        let params = lively(16, 8, 7);
+        let (rows, mut images) = (sample(), PerspectiveBatch::new());
+        for r in 0..rows.len() {
+            let image: Vec<u16> = rows.row(r).iter().map(|&f| f ^ 7).collect();
+            images.push(&image, rows.targets[r]);
+        }
+        let mirror = ValueInputLayout::HorizontalMirror;
+        assert_eq!(logits(&params, mirror, &rows), logits(&params, mirror, &images));
+        assert_ne!(logits(&params, ValueInputLayout::Plain, &rows), logits(&params, ValueInputLayout::Plain, &images));
     }
 
     #[test]
@@ -385,9 +431,9 @@ mod tests {
             (OUT_BIAS, 7),
             (OUT_BIAS, 0),
         ];
-        let n = check_gradients(&params, &at);
+        let n = check_gradients(&params, ValueInputLayout::Plain, &at);
         assert!(n >= 6, "most checked gradients should be non-zero: {n}");
-        let (_, grads) = loss_and_gradients(&params, &sample());
+        let (_, grads) = loss_and_gradients(&params, ValueInputLayout::Plain, &sample());
         assert_eq!(grads[OUT_BIAS][1..7], [0.0; 6], "buckets without a row get no gradient");
         assert!((0..64).all(|j| (1..7).all(|b| grads[OUT_WEIGHT][j * 8 + b] == 0.0)));
     }
@@ -398,7 +444,10 @@ mod tests {
         let bucketed = with_output_buckets(single.clone(), 8).unwrap();
         assert_eq!(output_buckets(&bucketed), 8);
         assert_eq!(bucketed.stack(VALUE_OUT_STACK).layers, vec![32, 8]);
-        assert_eq!(logits(&bucketed, &sample()), logits(&single, &sample()));
+        assert_eq!(
+            logits(&bucketed, ValueInputLayout::Plain, &sample()),
+            logits(&single, ValueInputLayout::Plain, &sample())
+        );
         assert_eq!(with_output_buckets(bucketed.clone(), 8).unwrap(), bucketed);
         let err = with_output_buckets(bucketed, 4).unwrap_err();
         assert!(err.contains("8 output buckets"), "{err}");
@@ -414,10 +463,14 @@ mod tests {
             let r = k % rows.len();
             batch.push(rows.row(r), rows.targets[r] + k as f32 * 1e-5);
         }
-        let first = loss_and_gradients(&params, &batch);
+        let first = loss_and_gradients(&params, ValueInputLayout::Plain, &batch);
         for threads in [1, 3] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            assert_eq!(pool.install(|| loss_and_gradients(&params, &batch)), first, "{threads} threads");
+            assert_eq!(
+                pool.install(|| loss_and_gradients(&params, ValueInputLayout::Plain, &batch)),
+                first,
+                "{threads} threads"
+            );
         }
     }
 
@@ -425,11 +478,11 @@ mod tests {
     fn logits_agree_with_the_loss() {
         let params = init(16, 8, 5);
         let batch = sample();
-        let o = logits(&params, &batch);
+        let o = logits(&params, ValueInputLayout::Plain, &batch);
         let expected: f64 =
             o.iter().zip(&batch.targets).map(|(o, t)| f64::from((1.0 / (1.0 + (-o).exp()) - t).powi(2))).sum::<f64>()
                 / batch.len() as f64;
-        assert!((loss_and_gradients(&params, &batch).0 - expected).abs() < 1e-6);
+        assert!((loss_and_gradients(&params, ValueInputLayout::Plain, &batch).0 - expected).abs() < 1e-6);
     }
 
     #[test]

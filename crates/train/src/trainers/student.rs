@@ -441,7 +441,16 @@ impl Measured<'_> {
 
 /// The `value` model in `dir` (`--value`).
 fn value_model(dir: &Path) -> anyhow::Result<Model> {
-    Model::load(dir, ModelKind::Value).map_err(|e| anyhow::anyhow!("--value {}: {e}", dir.display()))
+    let model = Model::load(dir, ModelKind::Value).map_err(|e| anyhow::anyhow!("--value {}: {e}", dir.display()))?;
+    // the student's codes index the plain layout (as the engine's student net reads them)
+    let layout = model.card.value_input_layout().map_err(|e| anyhow::anyhow!("--value {}: {e}", dir.display()))?;
+    anyhow::ensure!(
+        layout == deepchess_core::arch::ValueInputLayout::Plain,
+        "--value {}: the value net's input layout is {}; the student's codes need a plain one",
+        dir.display(),
+        layout.name()
+    );
+    Ok(model)
 }
 
 /// Trains the student (see [`StudentTrainer`]); writes `student.safetensors` +

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use burn::tensor::Device;
 use deepchess_core::arch::{
-    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_MAX_OUTPUT_BUCKETS,
-    VALUE_OUT_QUANT, VALUE_OUT_STACK,
+    VALUE_CENTIPAWNS_PER_UNIT, VALUE_FT_QUANT, VALUE_FT_STACK, VALUE_FT_WIDTH, VALUE_INPUT_LAYOUT,
+    VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_QUANT, VALUE_OUT_STACK, ValueInputLayout,
 };
 use deepchess_core::features::PERSPECTIVE_FEATURES;
 use deepchess_core::{Content, Model, ModelKind, SparseFeatures, Split};
@@ -87,6 +87,12 @@ pub struct ValueOptions {
     #[arg(long, default_value_t = 8)]
     #[serde(default = "single_output")]
     pub output_buckets: usize,
+    /// Horizontal mirroring of the inputs: each perspective sees its own king on files
+    /// a–d, the board mirrored a ↔ h when the king stands on files e–h (the card's
+    /// `input_layout`); an `--init` net must have the same layout.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mirror: bool,
     /// PGN files with `[%eval]` streamed into the training mix, each `FILE[:WEIGHT]` (weight
     /// 1 by default; 2 takes each position twice an epoch, 0.5 a seeded half, 0 drops the
     /// file): more sources beside a PGN `--data`, or new weights for its files. `--data` may
@@ -163,13 +169,20 @@ pub struct ValueScores {
     pub positions: usize,
 }
 
-/// Loss of `params` over every position of `positions`.
-pub fn evaluate(params: &Params, positions: &EvalPositions, target: &Target) -> ValueScores {
+impl ValueOptions {
+    /// The input layout the options ask for.
+    pub fn layout(&self) -> ValueInputLayout {
+        if self.mirror { ValueInputLayout::HorizontalMirror } else { ValueInputLayout::Plain }
+    }
+}
+
+/// Loss of `params` (inputs indexed by `layout`) over every position of `positions`.
+pub fn evaluate(params: &Params, layout: ValueInputLayout, positions: &EvalPositions, target: &Target) -> ValueScores {
     let indices: Vec<usize> = (0..positions.len()).collect();
     let mut total = 0.0;
     for chunk in indices.chunks(65_536) {
         let batch = positions.batch(chunk, target);
-        let logits = perspective::logits(params, &batch);
+        let logits = perspective::logits(params, layout, &batch);
         total += logits
             .iter()
             .zip(&batch.targets)
@@ -180,7 +193,12 @@ pub fn evaluate(params: &Params, positions: &EvalPositions, target: &Target) -> 
 }
 
 /// White's logits of records `indices` of `file` (any content).
-pub fn white_logits(params: &Params, file: &DataFile, indices: &[usize]) -> anyhow::Result<Vec<f32>> {
+pub fn white_logits(
+    params: &Params,
+    layout: ValueInputLayout,
+    file: &DataFile,
+    indices: &[usize],
+) -> anyhow::Result<Vec<f32>> {
     let mut batch = PerspectiveBatch::new();
     let mut white_to_move = Vec::with_capacity(indices.len());
     for &i in indices {
@@ -190,7 +208,7 @@ pub fn white_logits(params: &Params, file: &DataFile, indices: &[usize]) -> anyh
         batch.push(&side_to_move_view(pieces, record.turn()), 0.5);
         white_to_move.push(record.turn() == shakmaty::Color::White);
     }
-    let logits = perspective::logits(params, &batch);
+    let logits = perspective::logits(params, layout, &batch);
     Ok(logits.into_iter().zip(white_to_move).map(|(o, white)| if white { o } else { -o }).collect())
 }
 
@@ -198,12 +216,13 @@ pub fn white_logits(params: &Params, file: &DataFile, indices: &[usize]) -> anyh
 /// (the evaluation net used as a comparator; a diagnostic).
 pub fn pair_accuracy(
     params: &Params,
+    layout: ValueInputLayout,
     file: &DataFile,
     pairs: &[crate::trainers::comparator::Pair],
 ) -> anyhow::Result<f64> {
     let w: Vec<usize> = pairs.iter().map(|p| p.white_won).collect();
     let b: Vec<usize> = pairs.iter().map(|p| p.black_won).collect();
-    let (vw, vb) = (white_logits(params, file, &w)?, white_logits(params, file, &b)?);
+    let (vw, vb) = (white_logits(params, layout, file, &w)?, white_logits(params, layout, file, &b)?);
     let right = vw.iter().zip(&vb).filter(|(w, b)| w > b).count();
     Ok(right as f64 / pairs.len().max(1) as f64)
 }
@@ -218,7 +237,7 @@ pub const MATERIAL_PROBES: [(&str, &str); 5] = [
 ];
 
 /// White's static score in centipawns of each of [`MATERIAL_PROBES`] (White to move).
-pub fn material_probes(params: &Params, scale: f64) -> Vec<(String, f64)> {
+pub fn material_probes(params: &Params, layout: ValueInputLayout, scale: f64) -> Vec<(String, f64)> {
     let mut batch = PerspectiveBatch::new();
     for (_, fen) in MATERIAL_PROBES {
         let setup: Fen = fen.parse().expect("valid probe FEN");
@@ -227,7 +246,7 @@ pub fn material_probes(params: &Params, scale: f64) -> Vec<(String, f64)> {
         let pieces = features.as_slice().iter().copied().filter(|&f| usize::from(f) < PERSPECTIVE_FEATURES);
         batch.push(&side_to_move_view(pieces, pos.turn()), 0.5);
     }
-    let logits = perspective::logits(params, &batch);
+    let logits = perspective::logits(params, layout, &batch);
     MATERIAL_PROBES.iter().zip(logits).map(|((name, _), o)| (name.to_string(), f64::from(o) * scale)).collect()
 }
 
@@ -367,7 +386,18 @@ impl Trainer for ValueTrainer {
     fn init(&self) -> anyhow::Result<Params> {
         match &self.options.init {
             Some(dir) => {
-                let params = Params::from_model(&init_model(dir)?);
+                let model = init_model(dir)?;
+                let layout =
+                    model.card.value_input_layout().map_err(|e| anyhow::anyhow!("--init {}: {e}", dir.display()))?;
+                anyhow::ensure!(
+                    layout == self.options.layout(),
+                    "--init {}: the value net there has the input layout {}, the run asks {}{}",
+                    dir.display(),
+                    layout.name(),
+                    self.options.layout().name(),
+                    if self.options.mirror { "" } else { " (give --mirror for a mirrored net)" }
+                );
+                let params = Params::from_model(&model);
                 let width = perspective::width(&params);
                 anyhow::ensure!(
                     width == self.options.width,
@@ -419,21 +449,22 @@ impl Trainer for ValueTrainer {
                 positions
             }
         };
-        let (loss, grads) = perspective::loss_and_gradients(params, &positions);
+        let (loss, grads) = perspective::loss_and_gradients(params, self.options.layout(), &positions);
         adam.update_with_weight_decay(params, &grads, batch.lr as f32, self.options.weight_decay as f32);
         perspective::clip(params);
         Ok(BatchResult { loss, correct: None })
     }
 
     fn validate(&mut self, params: &Params, _: &Device, _: &EpochAt) -> anyhow::Result<Validation> {
-        let val = evaluate(params, &self.validation, &self.target);
+        let val = evaluate(params, self.options.layout(), &self.validation, &self.target);
         Ok(Validation::one(Score { loss: val.loss, accuracy: None }, None))
     }
 
     fn card(&mut self, params: &Params, _: &Device, run: &Finished<'_>) -> anyhow::Result<Card> {
         let (options, scale) = (&self.options, self.target.scale);
-        let val = evaluate(params, &self.validation, &self.target);
-        let probes = material_probes(params, scale);
+        let layout = options.layout();
+        let val = evaluate(params, layout, &self.validation, &self.target);
+        let probes = material_probes(params, layout, scale);
         let start = probes[0].1;
         let drops: serde_json::Map<String, serde_json::Value> =
             probes[1..].iter().map(|(name, cp)| (name.clone(), serde_json::json!((start - cp).round()))).collect();
@@ -452,7 +483,8 @@ impl Trainer for ValueTrainer {
                 "meaning": "logit o of the side to move's expected score (win 1, draw 0.5, loss 0); centipawns = o * centipawns_per_unit",
                 VALUE_CENTIPAWNS_PER_UNIT: scale,
                 "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
-                "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black; ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+                "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black (and files a-h mirrored when the perspective's own king stands on files e-h, if input_layout is horizontal_mirror); ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+                VALUE_INPUT_LAYOUT: layout.name(),
                 "output_buckets": format!("{} columns of out, the position's chosen by its number of pieces p (kings included): min((p - 2) * {} / 32, {})", options.output_buckets, options.output_buckets, options.output_buckets - 1),
                 "quantisation": {
                     "by": "the engine, at load",
