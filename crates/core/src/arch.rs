@@ -27,7 +27,8 @@ pub const MOVEPRED_SQUARE_STACKS: [&str; 6] =
 /// perspectives (see [`crate::features::perspective_feature`]); its outputs are the
 /// accumulators the engine updates incrementally.
 pub const VALUE_FT_STACK: &str = "ft";
-/// The feature transformer's weight tensor `[768, N]` (its stack's first layer).
+/// The feature transformer's weight tensor `[768·K, N]`, `K` the king buckets of the input
+/// layout (its stack's first layer).
 pub const VALUE_FT_WEIGHT: &str = "ft.0.weight";
 /// Stack of the evaluation net's output layer: `[2N, B]` over SCReLU of the side to move's
 /// accumulator followed by the opponent's, one output per bucket of
@@ -68,11 +69,11 @@ pub const VALUE_CENTIPAWNS_PER_UNIT: &str = "centipawns_per_unit";
 pub const VALUE_OUT_WEIGHT_LIMIT: f32 = 127.0 / 64.0;
 
 /// Key of the evaluation net's model card `output` object that names how each perspective
-/// indexes its 768 inputs ([`ValueInputLayout::name`]); a card without it is
+/// indexes its inputs ([`ValueInputLayout::name`]); a card without it is
 /// [`ValueInputLayout::Plain`].
 pub const VALUE_INPUT_LAYOUT: &str = "input_layout";
 
-/// How each perspective of the evaluation net indexes its 768 inputs.
+/// How each perspective of the evaluation net indexes its inputs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ValueInputLayout {
     /// [`crate::features::perspective_feature`] as it is: the board seen from the
@@ -84,17 +85,45 @@ pub enum ValueInputLayout {
     /// position and its mirror image share their inputs (as bullet's and most NNUE
     /// engines' horizontal mirroring).
     HorizontalMirror,
+    /// [`HorizontalMirror`](Self::HorizontalMirror), and the 768 inputs repeated for four
+    /// king buckets ([`KING_BUCKETS`]): where the perspective's own king stands (seen from
+    /// its side, files a–d after mirroring) picks which 768 rows the pieces use: a1–b1
+    /// (castled short), c1–d1 (at home or castled long), the second rank, ranks 3–8.
+    MirrorKingBuckets,
+}
+
+/// Number of king buckets of [`ValueInputLayout::MirrorKingBuckets`].
+pub const KING_BUCKETS: usize = 4;
+
+/// Where a perspective's features go in the feature transformer: feature `f` (a
+/// [`crate::features::perspective_feature`]) is row `(f ^ xor) + offset`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InputMap {
+    /// 7 when the board is mirrored a ↔ h, else 0.
+    pub xor: u16,
+    /// The first row of the perspective's king bucket (a multiple of 768).
+    pub offset: u16,
+}
+
+impl InputMap {
+    /// The feature-transformer row of the perspective feature `feature`.
+    #[inline]
+    pub fn row(self, feature: u16) -> u16 {
+        (feature ^ self.xor) + self.offset
+    }
 }
 
 impl ValueInputLayout {
     /// Every layout, in the order of their names.
-    pub const ALL: [ValueInputLayout; 2] = [ValueInputLayout::Plain, ValueInputLayout::HorizontalMirror];
+    pub const ALL: [ValueInputLayout; 3] =
+        [ValueInputLayout::Plain, ValueInputLayout::HorizontalMirror, ValueInputLayout::MirrorKingBuckets];
 
     /// The layout's name in a model card.
     pub fn name(self) -> &'static str {
         match self {
             ValueInputLayout::Plain => "plain",
             ValueInputLayout::HorizontalMirror => "horizontal_mirror",
+            ValueInputLayout::MirrorKingBuckets => "horizontal_mirror_king_buckets4",
         }
     }
 
@@ -103,21 +132,56 @@ impl ValueInputLayout {
         ValueInputLayout::ALL.into_iter().find(|l| l.name() == name)
     }
 
-    /// What a perspective feature is XORed with in a perspective whose own king stands on
-    /// `king_file` (0 = a … 7 = h): 7 (files a ↔ h) when this layout mirrors there, else 0.
+    /// Number of king buckets: sets of 768 feature-transformer rows.
+    pub fn king_buckets(self) -> usize {
+        match self {
+            ValueInputLayout::MirrorKingBuckets => KING_BUCKETS,
+            _ => 1,
+        }
+    }
+
+    /// Rows of the feature transformer: 768 per king bucket.
+    pub fn inputs(self) -> usize {
+        PERSPECTIVE_FEATURES * self.king_buckets()
+    }
+
+    /// Whether this layout mirrors a ↔ h when the perspective's king stands on files e–h.
+    pub fn mirrors(self) -> bool {
+        self != ValueInputLayout::Plain
+    }
+
+    /// Where the features of a perspective whose own king stands on `king_square` go, the
+    /// square seen from the perspective's side (0 = a1 … 63 = h8, ranks flipped for
+    /// Black, as [`crate::features::perspective_feature`] does).
     ///
     /// ```
-    /// use deepchess_core::arch::ValueInputLayout;
-    /// assert_eq!(ValueInputLayout::Plain.mask(6), 0);
-    /// assert_eq!(ValueInputLayout::HorizontalMirror.mask(3), 0);
-    /// assert_eq!(ValueInputLayout::HorizontalMirror.mask(4), 7);
+    /// use deepchess_core::arch::{InputMap, ValueInputLayout};
+    /// let g1 = 6;
+    /// assert_eq!(ValueInputLayout::Plain.map(g1), InputMap { xor: 0, offset: 0 });
+    /// assert_eq!(ValueInputLayout::HorizontalMirror.map(g1), InputMap { xor: 7, offset: 0 });
+    /// assert_eq!(ValueInputLayout::HorizontalMirror.map(3), InputMap { xor: 0, offset: 0 });
+    /// // g1 mirrors to b1, bucket 0; e1 to d1, bucket 1; e2 bucket 2; a5 bucket 3
+    /// assert_eq!(ValueInputLayout::MirrorKingBuckets.map(g1), InputMap { xor: 7, offset: 0 });
+    /// assert_eq!(ValueInputLayout::MirrorKingBuckets.map(4), InputMap { xor: 7, offset: 768 });
+    /// assert_eq!(ValueInputLayout::MirrorKingBuckets.map(12), InputMap { xor: 7, offset: 2 * 768 });
+    /// assert_eq!(ValueInputLayout::MirrorKingBuckets.map(32), InputMap { xor: 0, offset: 3 * 768 });
     /// ```
     #[inline]
-    pub fn mask(self, king_file: u16) -> u16 {
-        match self {
-            ValueInputLayout::HorizontalMirror if king_file >= 4 => 7,
+    pub fn map(self, king_square: u16) -> InputMap {
+        let xor = if self.mirrors() && king_square % 8 >= 4 { 7 } else { 0 };
+        let bucket = match self {
+            ValueInputLayout::MirrorKingBuckets => {
+                let (file, rank) = ((king_square % 8) ^ xor, king_square / 8);
+                match rank {
+                    0 if file < 2 => 0,
+                    0 => 1,
+                    1 => 2,
+                    _ => 3,
+                }
+            }
             _ => 0,
-        }
+        };
+        InputMap { xor, offset: bucket * PERSPECTIVE_FEATURES as u16 }
     }
 }
 
@@ -319,9 +383,12 @@ impl ModelKind {
             }
             ModelKind::Value => {
                 let ft = find(VALUE_FT_STACK)?;
-                if ft.layers.len() != 2 || ft.input() != PERSPECTIVE_FEATURES || !ft.output().is_multiple_of(16) {
+                let inputs_ok = |n: usize| {
+                    n.is_multiple_of(PERSPECTIVE_FEATURES) && (1..=KING_BUCKETS).contains(&(n / PERSPECTIVE_FEATURES))
+                };
+                if ft.layers.len() != 2 || !inputs_ok(ft.input()) || !ft.output().is_multiple_of(16) {
                     return Err(format!(
-                        "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}, N] with N a multiple of 16",
+                        "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}·K, N] with 1 to {KING_BUCKETS} king buckets K and N a multiple of 16",
                         ft.layers
                     ));
                 }

@@ -47,11 +47,20 @@ impl FeatureBits {
         self.flags & 1 != 0
     }
 
-    /// The file (0 = a … 7 = h) of `color`'s king, 0 without one.
+    /// The square of `color`'s king as `color` sees it (0 = a1 … 63 = h8, ranks flipped
+    /// for Black, as [`crate::features::perspective_feature`] does), 0 without one.
+    ///
+    /// ```
+    /// use deepchess_core::FeatureBits;
+    /// use shakmaty::{Chess, Color};
+    /// let start = FeatureBits::from_position(&Chess::default());
+    /// assert_eq!(start.king_square(Color::White), 4); // e1
+    /// assert_eq!(start.king_square(Color::Black), 4); // e8, seen from Black's side
+    /// ```
     #[inline]
-    pub fn king_file(&self, color: Color) -> u16 {
+    pub fn king_square(&self, color: Color) -> u16 {
         let plane = self.planes[color.fold_wb(5, 11)];
-        if plane == 0 { 0 } else { (plane.trailing_zeros() % 8) as u16 }
+        if plane == 0 { 0 } else { plane.trailing_zeros() as u16 ^ color.fold_wb(0, 56) }
     }
 
     /// Number of pieces on the board (active features below 768).

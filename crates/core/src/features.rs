@@ -13,7 +13,7 @@
 
 use shakmaty::{Board, CastlingSide, Color, Piece, Position, Role, Square};
 
-use crate::arch::ValueInputLayout;
+use crate::arch::{InputMap, ValueInputLayout};
 
 /// Number of input features.
 pub const FEATURE_COUNT: usize = 773;
@@ -179,23 +179,29 @@ pub fn perspective_feature(feature: u16, view: Color) -> u16 {
     }
 }
 
-/// The masks ([`ValueInputLayout::mask`]) of the side to move's perspective and of the
-/// opponent's for a position given by its side to move's perspective features (as
-/// [`perspective_feature`] makes them): each from the file of that side's own king (0
-/// for both when a king is missing).
+/// The input maps ([`ValueInputLayout::map`]) of the side to move's perspective and of
+/// the opponent's for a position given by its side to move's perspective features (as
+/// [`perspective_feature`] makes them): each from the square of that side's own king as
+/// it sees it (a1 when a king is missing).
 ///
 /// ```
-/// use deepchess_core::arch::ValueInputLayout;
-/// use deepchess_core::features::perspective_masks;
+/// use deepchess_core::arch::{InputMap, ValueInputLayout};
+/// use deepchess_core::features::perspective_maps;
 /// // own king on g1 (plane 5, square 6), the opponent's on c8 (plane 11, square 58)
 /// let features = [5 * 64 + 6, 11 * 64 + 58];
-/// assert_eq!(perspective_masks(&features, ValueInputLayout::HorizontalMirror), (7, 0));
-/// assert_eq!(perspective_masks(&features, ValueInputLayout::Plain), (0, 0));
+/// let mirrored = InputMap { xor: 7, offset: 0 };
+/// assert_eq!(perspective_maps(&features, ValueInputLayout::HorizontalMirror), (mirrored, InputMap::default()));
+/// assert_eq!(perspective_maps(&features, ValueInputLayout::Plain), (InputMap::default(), InputMap::default()));
+/// // the opponent sees its king on c1: bucket 1
+/// let them = perspective_maps(&features, ValueInputLayout::MirrorKingBuckets).1;
+/// assert_eq!(them, InputMap { xor: 0, offset: 768 });
 /// ```
-pub fn perspective_masks(side_to_move_view: &[u16], layout: ValueInputLayout) -> (u16, u16) {
-    let king_file =
-        |plane: u16| side_to_move_view.iter().find(|&&f| f / 64 == plane).map_or(0, |&f| layout.mask(f % 8));
-    (king_file(OWN_KING_PLANE), king_file(OPPONENT_KING_PLANE))
+pub fn perspective_maps(side_to_move_view: &[u16], layout: ValueInputLayout) -> (InputMap, InputMap) {
+    let king = |plane: u16| side_to_move_view.iter().find(|&&f| f / 64 == plane).map(|&f| f % 64);
+    let us = layout.map(king(OWN_KING_PLANE).unwrap_or(0));
+    // the opponent's king, seen from the opponent's side: ranks flipped
+    let them = layout.map(king(OPPONENT_KING_PLANE).map_or(0, |s| s ^ 56));
+    (us, them)
 }
 
 /// Plane of a perspective's own king among its 12 (own P N B R Q K, then the opponent's).

@@ -68,6 +68,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         init: None,
         output_buckets: 1,
         mirror: false,
+        king_buckets: false,
         mix: Vec::new(),
         shuffle_buffer: None,
         mix_validation_fraction: None,
@@ -190,6 +191,27 @@ fn a_mirrored_net_learns_and_says_so_in_its_card() {
     assert!(err.contains("horizontal_mirror") && err.contains("--mirror"), "{err}");
     let fresh = value::train(&args(&data, dir.path().join("fresh")), &value_options(1)).unwrap();
     assert_eq!(fresh.card.output["input_layout"], "plain");
+    // king buckets warm from the mirrored net: its rows copied into four buckets
+    let bucketed = |init| value::ValueOptions { king_buckets: true, init, ..value_options(1) };
+    let warm = value::train(&args(&data, dir.path().join("kb")), &bucketed(Some(dir.path().join("six")))).unwrap();
+    assert_eq!(warm.card.output["input_layout"], "horizontal_mirror_king_buckets4");
+    assert_eq!(warm.card.stacks[0].layers, vec![4 * 768, 32]);
+    assert!(
+        validation_loss(&warm) < validation_loss(&one),
+        "the buckets start from the trained net: {} vs {}",
+        validation_loss(&warm),
+        validation_loss(&one)
+    );
+    let again = value::train(&args(&data, dir.path().join("kb2")), &bucketed(Some(dir.path().join("kb")))).unwrap();
+    assert_eq!(again.card.stacks[0].layers, vec![4 * 768, 32]);
+    let fresh = value::train(&args(&data, dir.path().join("kb-fresh")), &bucketed(None)).unwrap();
+    assert_eq!(fresh.card.value_input_layout(), Ok(deepchess_core::arch::ValueInputLayout::MirrorKingBuckets));
+    // a bucketed net is no start for a net without buckets
+    let err = format!(
+        "{:#}",
+        value::train(&args(&data, dir.path().join("back")), &mirrored(1, Some(dir.path().join("kb")))).unwrap_err()
+    );
+    assert!(err.contains("horizontal_mirror_king_buckets4"), "{err}");
 }
 
 #[test]

@@ -119,18 +119,28 @@ fn naive_value(model: &Model, pos: &Chess) -> f32 {
     let out = model.layer("out", 0).unwrap();
     let width = ft.outputs;
     let pieces: Vec<u16> = SparseFeatures::from_position(pos).as_slice().iter().copied().filter(|&f| f < 768).collect();
-    let mirrored = model.card.value_input_layout().unwrap() == ValueInputLayout::HorizontalMirror;
+    let layout = model.card.value_input_layout().unwrap();
     let accumulator = |view: shakmaty::Color| -> Vec<f32> {
         // files a-h flipped for a perspective whose own king stands on files e-h
-        let king_file = pos.board().king_of(view).map_or(0, |k| u16::from(k.file()));
-        let flip = if mirrored && king_file >= 4 { 7 } else { 0 };
+        let king = pos.board().king_of(view);
+        let king_file = king.map_or(0, |k| u16::from(k.file()));
+        let flip = if layout != ValueInputLayout::Plain && king_file >= 4 { 7 } else { 0 };
+        // king buckets: the king's rank as `view` sees it, its file after the flip
+        let relative_rank = king.map_or(0, |k| u16::from(k.rank()) ^ if view.is_white() { 0 } else { 7 });
+        let bucket = match (layout, relative_rank, king_file ^ flip) {
+            (ValueInputLayout::MirrorKingBuckets, 0, 0 | 1) => 0,
+            (ValueInputLayout::MirrorKingBuckets, 0, _) => 1,
+            (ValueInputLayout::MirrorKingBuckets, 1, _) => 2,
+            (ValueInputLayout::MirrorKingBuckets, _, _) => 3,
+            _ => 0,
+        };
         (0..width)
             .map(|j| {
                 ft.bias[j]
                     + pieces
                         .iter()
                         .map(|&f| {
-                            let row = deepchess_core::features::perspective_feature(f, view) ^ flip;
+                            let row = (deepchess_core::features::perspective_feature(f, view) ^ flip) + bucket * 768;
                             ft.weight[usize::from(row) * width + j]
                         })
                         .sum::<f32>()
@@ -156,7 +166,8 @@ fn value_model(seed: u64, width: usize, buckets: usize) -> Model {
 /// [`value_model`] with the input layout `layout` in its card.
 fn value_model_with_layout(seed: u64, width: usize, buckets: usize, layout: ValueInputLayout) -> Model {
     let stacks = vec![
-        deepchess_core::StackSpec::new("ft", &[768, width], Activation::SquaredClippedRelu).with_final_activation(),
+        deepchess_core::StackSpec::new("ft", &[layout.inputs(), width], Activation::SquaredClippedRelu)
+            .with_final_activation(),
         deepchess_core::StackSpec::new("out", &[2 * width, buckets], Activation::SquaredClippedRelu),
     ];
     let mut model = random_model_with(ModelKind::Value, stacks, seed);
@@ -191,6 +202,7 @@ fn quantised_value_net_matches_the_float_definition() {
         (12, 64, 1, ValueInputLayout::Plain),
         (15, 64, 8, ValueInputLayout::Plain),
         (16, 64, 8, mirror),
+        (18, 64, 8, ValueInputLayout::MirrorKingBuckets),
     ] {
         let model = value_model_with_layout(seed, width, buckets, layout);
         let value = ValueNet::from_model(&model).unwrap();
@@ -241,7 +253,7 @@ fn incremental_value_equals_from_scratch(layout: ValueInputLayout) {
     // eight output buckets: captures move the positions from one to the next
     let model = value_model_with_layout(13, 128, 8, layout);
     let value = ValueNet::from_model(&model).unwrap();
-    let mut crossings = 0;
+    let (mut crossings, mut bucket_changes) = (0, 0);
     // Games with captures, castling, promotions and en passant in their random moves.
     for seed in [4, 5, 6] {
         let positions = random_game(seed, 300);
@@ -249,8 +261,10 @@ fn incremental_value_equals_from_scratch(layout: ValueInputLayout) {
         let mut next = acc.clone();
         for pos in &positions[1..] {
             let features = FeatureBits::from_position(pos);
-            let halves = |f: &FeatureBits| [Color::White, Color::Black].map(|c| f.king_file(c) >= 4);
+            let halves = |f: &FeatureBits| [Color::White, Color::Black].map(|c| f.king_square(c) % 8 >= 4);
             crossings += usize::from(halves(acc.features()) != halves(&features));
+            let maps = |f: &FeatureBits| [Color::White, Color::Black].map(|c| layout.map(f.king_square(c)).offset);
+            bucket_changes += usize::from(maps(acc.features()) != maps(&features));
             value.update(&acc, &features, &mut next);
             std::mem::swap(&mut acc, &mut next);
             let fresh = value.accumulator(&features);
@@ -268,6 +282,9 @@ fn incremental_value_equals_from_scratch(layout: ValueInputLayout) {
         }
     }
     assert!(crossings >= 5, "the games should take kings across the board's halves: {crossings}");
+    if layout.king_buckets() > 1 {
+        assert!(bucket_changes >= 5, "the games should take kings across king buckets: {bucket_changes}");
+    }
 }
 
 #[test]
@@ -275,6 +292,8 @@ fn a_mirrored_net_scores_a_position_and_its_mirror_image_alike() {
     let plain = ValueNet::from_model(&value_model(17, 64, 8)).unwrap();
     let mirrored =
         ValueNet::from_model(&value_model_with_layout(17, 64, 8, ValueInputLayout::HorizontalMirror)).unwrap();
+    let bucketed =
+        ValueNet::from_model(&value_model_with_layout(17, 64, 8, ValueInputLayout::MirrorKingBuckets)).unwrap();
     let mut differ = 0;
     for pos in random_game(9, 200) {
         let mut setup = pos.to_setup(EnPassantMode::Legal);
@@ -283,6 +302,7 @@ fn a_mirrored_net_scores_a_position_and_its_mirror_image_alike() {
         let image: Chess = Chess::from_setup(setup, CastlingMode::Chess960).expect("a mirror image is as legal");
         let (features, image) = (FeatureBits::from_position(&pos), FeatureBits::from_position(&image));
         assert_eq!(mirrored.evaluate(&features), mirrored.evaluate(&image));
+        assert_eq!(bucketed.evaluate(&features), bucketed.evaluate(&image));
         differ += usize::from(plain.evaluate(&features) != plain.evaluate(&image));
     }
     assert!(differ > 100, "a plain net tells most positions from their images: {differ}");

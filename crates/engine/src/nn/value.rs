@@ -1,9 +1,11 @@
 //! The evaluation net, NNUE-style, in 16-bit integers.
 //!
 //! Architecture (trained by `deepchess train value`): one feature transformer `ft`
-//! `[768, N]` shared by both perspectives (see [`perspective_feature`]; under the card's
+//! `[768·K, N]` shared by both perspectives (see [`perspective_feature`]; under the card's
 //! [`ValueInputLayout::HorizontalMirror`] a perspective whose king stands on files e–h sees
-//! the board mirrored a ↔ h, and is computed afresh when its king crosses), giving an
+//! the board mirrored a ↔ h, and under [`ValueInputLayout::MirrorKingBuckets`] its king's
+//! square also picks one of `K` = 4 sets of 768 rows; a perspective is computed afresh
+//! when its king crosses to another half or bucket), giving an
 //! accumulator per side; the side to move's and then the opponent's accumulator go
 //! through SCReLU (`clamp(x, 0, 1)²`) into the output layer `out` `[2N, B]`, whose column
 //! for the position's number of pieces ([`value_output_bucket`]; `B` = 1: one column for
@@ -34,7 +36,7 @@ use super::NetworkError;
 #[derive(Clone, Debug)]
 pub struct ValueNet {
     width: usize,
-    /// `[768, width]` row-major: row `f` is feature `f`'s contribution.
+    /// `[768·K, width]` row-major: row `r` is input `r`'s contribution.
     ft_weight: Vec<i16>,
     ft_bias: Vec<i16>,
     /// `[buckets][2 × width]`: per output bucket, the side to move's half, then the
@@ -82,14 +84,20 @@ impl ValueNet {
         let ft = model.layer(VALUE_FT_STACK, 0).ok_or_else(|| missing(VALUE_FT_STACK))?;
         let out = model.layer(VALUE_OUT_STACK, 0).ok_or_else(|| missing(VALUE_OUT_STACK))?;
         let (width, buckets) = (ft.outputs, out.outputs);
-        if ft.inputs != PERSPECTIVE_FEATURES
+        let layout = model.card.value_input_layout().map_err(invalid)?;
+        if ft.inputs != layout.inputs()
             || !width.is_multiple_of(16)
             || out.inputs != 2 * width
             || !(1..=VALUE_MAX_OUTPUT_BUCKETS).contains(&buckets)
         {
             return Err(invalid(format!(
-                "layers ft [{}, {}] and out [{}, {}]; expected [{PERSPECTIVE_FEATURES}, N] (N a multiple of 16) and [2N, B] (1 to {VALUE_MAX_OUTPUT_BUCKETS} output buckets B)",
-                ft.inputs, ft.outputs, out.inputs, out.outputs
+                "layers ft [{}, {}] and out [{}, {}]; expected [{}, N] (the input layout {}: {PERSPECTIVE_FEATURES} inputs per king bucket; N a multiple of 16) and [2N, B] (1 to {VALUE_MAX_OUTPUT_BUCKETS} output buckets B)",
+                ft.inputs,
+                ft.outputs,
+                out.inputs,
+                out.outputs,
+                layout.inputs(),
+                layout.name()
             )));
         }
         let centipawns_per_unit = model
@@ -97,7 +105,6 @@ impl ValueNet {
             .centipawns_per_unit()
             .ok_or_else(|| invalid(format!("the card's `output` lacks a positive `{VALUE_CENTIPAWNS_PER_UNIT}`")))?
             as f32;
-        let layout = model.card.value_input_layout().map_err(invalid)?;
         let quantise = |values: &[f32], scale: i32, limit: f32, name: &str| {
             values
                 .iter()
@@ -178,11 +185,11 @@ impl ValueNet {
 
     /// Makes `out` `view`'s perspective of `features`, computed from scratch.
     fn refresh_view(&self, features: &FeatureBits, view: Color, out: &mut [i16]) {
-        let mask = self.layout.mask(features.king_file(view));
+        let map = self.layout.map(features.king_square(view));
         let mut rows = [0u16; MAX_ACTIVE];
         let mut n = 0;
         for f in features.pieces() {
-            rows[n] = perspective_feature(f, view) ^ mask;
+            rows[n] = map.row(perspective_feature(f, view));
             n += 1;
         }
         kernels::update(out, &self.ft_bias, &self.ft_weight, &rows[..n], &[]);
@@ -209,8 +216,8 @@ impl ValueNet {
     }
 
     /// Makes `child` the accumulator of `features` from `parent`'s and their `changes`
-    /// (a perspective whose king crossed to the other half under horizontal mirroring is
-    /// computed from scratch).
+    /// (a perspective whose king crossed to another half or king bucket is computed from
+    /// scratch).
     #[inline]
     fn apply(&self, parent: &Accumulator, changes: &Changes, features: &FeatureBits, child: &mut Accumulator) {
         let (added, removed) = (&changes.rows[0], &changes.rows[1]);
@@ -275,7 +282,7 @@ impl ValueNet {
 /// The feature-transformer rows that differ between two positions: `rows[0]` added,
 /// `rows[1]` removed, each from both perspectives (white's, black's); `refresh[v]` when
 /// perspective `v` must be computed from scratch instead (its king changed halves under
-/// horizontal mirroring, which changes every row of it).
+/// horizontal mirroring, or king buckets, which changes every row of it).
 struct Changes {
     rows: [[[u16; MAX_ACTIVE]; 2]; 2],
     added: usize,
@@ -287,9 +294,9 @@ impl Changes {
     /// The pieces of `new` not in `old` and those of `old` not in `new`.
     #[inline(always)]
     fn between(old: &FeatureBits, new: &FeatureBits, layout: ValueInputLayout) -> Changes {
-        let masks = |f: &FeatureBits| [layout.mask(f.king_file(Color::White)), layout.mask(f.king_file(Color::Black))];
-        let (old_masks, new_masks) = (masks(old), masks(new));
-        let refresh = [old_masks[0] != new_masks[0], old_masks[1] != new_masks[1]];
+        let maps = |f: &FeatureBits| [Color::White, Color::Black].map(|c| layout.map(f.king_square(c)));
+        let (old_maps, new_maps) = (maps(old), maps(new));
+        let refresh = [old_maps[0] != new_maps[0], old_maps[1] != new_maps[1]];
         let mut changes = Changes { rows: [[[0; MAX_ACTIVE]; 2]; 2], added: 0, removed: 0, refresh };
         old.piece_changes(new, |f, add| {
             let (list, n) = if add {
@@ -297,8 +304,8 @@ impl Changes {
             } else {
                 (&mut changes.rows[1], &mut changes.removed)
             };
-            list[0][*n] = perspective_feature(f, Color::White) ^ new_masks[0];
-            list[1][*n] = perspective_feature(f, Color::Black) ^ new_masks[1];
+            list[0][*n] = new_maps[0].row(perspective_feature(f, Color::White));
+            list[1][*n] = new_maps[1].row(perspective_feature(f, Color::Black));
             *n += 1;
         });
         changes

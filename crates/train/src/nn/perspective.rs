@@ -6,7 +6,10 @@
 //! layer `out` `[2N, B]`: column `b` of the position's output bucket (by its number of
 //! pieces, [`value_output_bucket`]) gives a logit `o` of the side to move's expected
 //! score. Under [`ValueInputLayout::HorizontalMirror`] each perspective's features are
-//! mirrored a ↔ h when its own king stands on files e–h ([`perspective_masks`]). The loss is `(sigmoid(o) − t)²`. A position has ~30 active inputs of 768, so the feature
+//! mirrored a ↔ h when its own king stands on files e–h, and under
+//! [`ValueInputLayout::MirrorKingBuckets`] its king's square also picks one of four sets of
+//! 768 rows of `ft` ([`perspective_maps`]). The loss is `(sigmoid(o) − t)²`. A position has
+//! ~30 active inputs of 768, so the feature
 //! transformer's forward pass and gradient touch only those rows: a burn graph would
 //! spend its time on zeros, so this small net is done by hand, in parallel over the batch.
 
@@ -16,13 +19,13 @@ use deepchess_core::arch::{
     VALUE_FT_STACK, VALUE_MAX_OUTPUT_BUCKETS, VALUE_OUT_STACK, VALUE_OUT_WEIGHT_LIMIT, ValueInputLayout,
     value_output_bucket, value_output_bucket_major,
 };
-use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature, perspective_masks};
+use deepchess_core::features::{PERSPECTIVE_FEATURES, perspective_feature, perspective_maps};
 use rayon::prelude::*;
 use shakmaty::Color;
 
 use super::params::Params;
 
-/// Name of the feature transformer's weights `[768, N]`.
+/// Name of the feature transformer's weights `[768·K, N]`.
 pub use deepchess_core::arch::VALUE_FT_WEIGHT as FT_WEIGHT;
 /// Name of the feature transformer's biases `[N]`.
 pub const FT_BIAS: &str = "ft.0.bias";
@@ -136,6 +139,30 @@ pub fn with_output_buckets(mut params: Params, buckets: usize) -> Result<Params,
     Ok(params)
 }
 
+/// `params` with the feature-transformer rows of `layout` (768 per king bucket): unchanged
+/// if it has them already; a net of 768 rows gets them copied into every king bucket (a
+/// warm start that begins where the net without buckets is and lets the buckets part from
+/// there).
+pub fn with_king_buckets(mut params: Params, layout: ValueInputLayout) -> Result<Params, String> {
+    let (n, want) = (width(&params), layout.inputs());
+    let have = params.get(FT_WEIGHT).len() / n.max(1);
+    if have == want {
+        return Ok(params);
+    }
+    if have != PERSPECTIVE_FEATURES {
+        return Err(format!(
+            "the net's feature transformer has {have} input rows; the input layout {} needs {want}, made only from a net of {PERSPECTIVE_FEATURES}",
+            layout.name()
+        ));
+    }
+    let weight = params.get(FT_WEIGHT).repeat(layout.king_buckets());
+    params.values.insert(FT_WEIGHT.to_string(), weight);
+    let ft =
+        params.stacks.iter_mut().find(|s| s.name == VALUE_FT_STACK).expect("a value net has a feature transformer");
+    ft.layers[0] = want;
+    Ok(params)
+}
+
 /// The output layer bucket by bucket ([`value_output_bucket_major`]): bucket `b`'s
 /// weights are `weight[b · 2N..(b + 1) · 2N]`, the side to move's half, then the opponent's.
 struct Output {
@@ -174,7 +201,7 @@ fn screlu(x: f32) -> f32 {
     c * c
 }
 
-/// The accumulator of `features` in `acc` (bias plus the active rows).
+/// The accumulator of the feature-transformer rows `features` in `acc` (bias plus the rows).
 #[inline]
 fn accumulate(acc: &mut [f32], weight: &[f32], bias: &[f32], features: impl Iterator<Item = u16>) {
     let n = acc.len();
@@ -189,8 +216,8 @@ fn accumulate(acc: &mut [f32], weight: &[f32], bias: &[f32], features: impl Iter
 /// for a row of side-to-move features, under `layout`.
 #[inline]
 fn views(row: &[u16], layout: ValueInputLayout) -> (impl Iterator<Item = u16> + '_, impl Iterator<Item = u16> + '_) {
-    let (us, them) = perspective_masks(row, layout);
-    (row.iter().map(move |&f| f ^ us), row.iter().map(move |&f| opponent_view(f) ^ them))
+    let (us, them) = perspective_maps(row, layout);
+    (row.iter().map(move |&f| us.row(f)), row.iter().map(move |&f| them.row(opponent_view(f))))
 }
 
 /// Output logits `o` of every row of `batch`, the inputs indexed by `layout`.
@@ -224,10 +251,10 @@ struct Partial {
 }
 
 impl Partial {
-    fn new(n: usize, buckets: usize) -> Partial {
+    fn new(rows: usize, n: usize, buckets: usize) -> Partial {
         Partial {
             loss: 0.0,
-            ft_weight: vec![0.0; PERSPECTIVE_FEATURES * n],
+            ft_weight: vec![0.0; rows * n],
             ft_bias: vec![0.0; n],
             out_weight: vec![0.0; buckets * 2 * n],
             out_bias: vec![0.0; buckets],
@@ -264,7 +291,7 @@ pub fn loss_and_gradients(
     let total = rows
         .par_chunks(ROWS_PER_TASK)
         .map(|chunk| {
-            let mut p = Partial::new(n, buckets);
+            let mut p = Partial::new(w.len() / n, n, buckets);
             let (mut us, mut them) = (vec![0.0f32; n], vec![0.0f32; n]);
             let (mut d_us, mut d_them) = (vec![0.0f32; n], vec![0.0f32; n]);
             for &r in chunk {
@@ -301,7 +328,7 @@ pub fn loss_and_gradients(
         // gradients, whatever threads ran which rows (a resumed run repeats a run bit for bit)
         .collect::<Vec<Partial>>()
         .into_iter()
-        .fold(Partial::new(n, buckets), Partial::merge);
+        .fold(Partial::new(w.len() / n, n, buckets), Partial::merge);
     let scale = 1.0 / batch.len().max(1) as f32;
     let scaled = |v: Vec<f32>| v.into_iter().map(|x| x * scale).collect::<Vec<f32>>();
     // bucket-major back to the tensor's [2N, B]
@@ -403,6 +430,36 @@ mod tests {
         let (_, grads) = loss_and_gradients(&params, ValueInputLayout::HorizontalMirror, &sample());
         let king_e = &grads[FT_WEIGHT][(5 * 64 + 4) * 32..][..32];
         assert!(king_e.iter().all(|&g| g == 0.0), "no perspective sees its king on files e-h");
+    }
+
+    #[test]
+    fn king_bucket_gradients_match_finite_differences() {
+        // the sample's kings: e1 and e8 (bucket 1 for both sides, mirrored), a king on e1
+        // with a king on e8 in the endings too; every row a perspective uses lies in bucket 1
+        let layout = ValueInputLayout::MirrorKingBuckets;
+        let params = with_king_buckets(lively(32, 8, 4), layout).unwrap();
+        let d1_king = |bucket: usize| (bucket * 768 + 5 * 64 + 3) * 32;
+        let at: Vec<(&str, usize)> = (0..32).map(|j| (FT_WEIGHT, d1_king(1) + j)).collect();
+        let n = check_gradients(&params, layout, &at);
+        assert!(n >= 8, "many checked gradients should be non-zero: {n}");
+        let (_, grads) = loss_and_gradients(&params, layout, &sample());
+        for bucket in [0, 2, 3] {
+            let rows = &grads[FT_WEIGHT][bucket * 768 * 32..][..768 * 32];
+            assert!(rows.iter().all(|&g| g == 0.0), "no perspective's king is in bucket {bucket}");
+        }
+    }
+
+    #[test]
+    fn a_net_copied_into_king_buckets_keeps_the_logits() {
+        let (plain, layout) = (lively(16, 8, 8), ValueInputLayout::MirrorKingBuckets);
+        let bucketed = with_king_buckets(plain.clone(), layout).unwrap();
+        assert_eq!(bucketed.stack(VALUE_FT_STACK).layers, vec![4 * 768, 16]);
+        assert_eq!(bucketed.get(FT_WEIGHT).len(), 4 * 768 * 16);
+        let batch = sample();
+        assert_eq!(logits(&bucketed, layout, &batch), logits(&plain, ValueInputLayout::HorizontalMirror, &batch));
+        assert_eq!(with_king_buckets(bucketed.clone(), layout).unwrap(), bucketed);
+        let err = with_king_buckets(bucketed, ValueInputLayout::HorizontalMirror).unwrap_err();
+        assert!(err.contains("3072 input rows"), "{err}");
     }
 
     #[test]

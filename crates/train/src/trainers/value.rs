@@ -93,6 +93,14 @@ pub struct ValueOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mirror: bool,
+    /// King buckets on top of `--mirror` (which it implies): four sets of 768 inputs, the
+    /// perspective's own king on a1–b1, c1–d1, the second rank or beyond (seen from its
+    /// side, after mirroring) picking the set (`input_layout`
+    /// `horizontal_mirror_king_buckets4`); a mirrored `--init` net without buckets is copied
+    /// into every bucket.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub king_buckets: bool,
     /// PGN files with `[%eval]` streamed into the training mix, each `FILE[:WEIGHT]` (weight
     /// 1 by default; 2 takes each position twice an epoch, 0.5 a seeded half, 0 drops the
     /// file): more sources beside a PGN `--data`, or new weights for its files. `--data` may
@@ -172,7 +180,11 @@ pub struct ValueScores {
 impl ValueOptions {
     /// The input layout the options ask for.
     pub fn layout(&self) -> ValueInputLayout {
-        if self.mirror { ValueInputLayout::HorizontalMirror } else { ValueInputLayout::Plain }
+        match (self.king_buckets, self.mirror) {
+            (true, _) => ValueInputLayout::MirrorKingBuckets,
+            (false, true) => ValueInputLayout::HorizontalMirror,
+            (false, false) => ValueInputLayout::Plain,
+        }
     }
 }
 
@@ -389,13 +401,19 @@ impl Trainer for ValueTrainer {
                 let model = init_model(dir)?;
                 let layout =
                     model.card.value_input_layout().map_err(|e| anyhow::anyhow!("--init {}: {e}", dir.display()))?;
+                let bucketed_from_mirrored = layout == ValueInputLayout::HorizontalMirror
+                    && self.options.layout() == ValueInputLayout::MirrorKingBuckets;
                 anyhow::ensure!(
-                    layout == self.options.layout(),
+                    layout == self.options.layout() || bucketed_from_mirrored,
                     "--init {}: the value net there has the input layout {}, the run asks {}{}",
                     dir.display(),
                     layout.name(),
                     self.options.layout().name(),
-                    if self.options.mirror { "" } else { " (give --mirror for a mirrored net)" }
+                    if self.options.layout() == ValueInputLayout::Plain {
+                        " (give --mirror for a mirrored net)"
+                    } else {
+                        ""
+                    }
                 );
                 let params = Params::from_model(&model);
                 let width = perspective::width(&params);
@@ -405,10 +423,15 @@ impl Trainer for ValueTrainer {
                     dir.display(),
                     self.options.width
                 );
-                perspective::with_output_buckets(params, self.options.output_buckets)
-                    .map_err(|e| anyhow::anyhow!("--init {} with --output-buckets: {e}", dir.display()))
+                let params = perspective::with_output_buckets(params, self.options.output_buckets)
+                    .map_err(|e| anyhow::anyhow!("--init {} with --output-buckets: {e}", dir.display()))?;
+                perspective::with_king_buckets(params, self.options.layout())
+                    .map_err(|e| anyhow::anyhow!("--init {} with --king-buckets: {e}", dir.display()))
             }
-            None => Ok(perspective::init(self.options.width, self.options.output_buckets, self.options.seed)),
+            None => {
+                let params = perspective::init(self.options.width, self.options.output_buckets, self.options.seed);
+                perspective::with_king_buckets(params, self.options.layout()).map_err(|e| anyhow::anyhow!(e))
+            }
         }
     }
 
@@ -483,7 +506,7 @@ impl Trainer for ValueTrainer {
                 "meaning": "logit o of the side to move's expected score (win 1, draw 0.5, loss 0); centipawns = o * centipawns_per_unit",
                 VALUE_CENTIPAWNS_PER_UNIT: scale,
                 "target": format!("{} * result + {} * sigmoid(score / {scale:.1}), side to move's view; loss (sigmoid(o) - target)^2", options.result_weight, 1.0 - options.result_weight),
-                "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black (and files a-h mirrored when the perspective's own king stands on files e-h, if input_layout is horizontal_mirror); ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
+                "inputs": "768 per perspective: (own, opponent) x (P N B R Q K) x 64 squares, board mirrored for Black (and files a-h mirrored when the perspective's own king stands on files e-h, if input_layout is horizontal_mirror or horizontal_mirror_king_buckets4; under the latter the 768 rows repeat for four king buckets, the perspective's own king, seen from its side after mirroring, on a1-b1, c1-d1, the second rank or beyond choosing rows bucket * 768 on); ft shared by both perspectives; out over [SCReLU(side to move), SCReLU(opponent)]",
                 VALUE_INPUT_LAYOUT: layout.name(),
                 "output_buckets": format!("{} columns of out, the position's chosen by its number of pieces p (kings included): min((p - 2) * {} / 32, {})", options.output_buckets, options.output_buckets, options.output_buckets - 1),
                 "quantisation": {
