@@ -310,7 +310,8 @@ impl Model {
     /// let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
     /// let value = Model::load(&models, ModelKind::Value)?;
     /// assert_eq!(value.card.kind, ModelKind::Value);
-    /// assert_eq!(value.layer("ft", 0).unwrap().inputs, 768);
+    /// // the default net's four king buckets of 768 inputs each
+    /// assert_eq!(value.layer("ft", 0).unwrap().inputs, 4 * 768);
     /// // a missing file is an error that names it
     /// let err = Model::load(std::path::Path::new("/nonexistent"), ModelKind::Value).unwrap_err();
     /// assert!(err.to_string().contains("value.json"));
