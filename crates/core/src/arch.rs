@@ -383,12 +383,10 @@ impl ModelKind {
             }
             ModelKind::Value => {
                 let ft = find(VALUE_FT_STACK)?;
-                let inputs_ok = |n: usize| {
-                    n.is_multiple_of(PERSPECTIVE_FEATURES) && (1..=KING_BUCKETS).contains(&(n / PERSPECTIVE_FEATURES))
-                };
-                if ft.layers.len() != 2 || !inputs_ok(ft.input()) || !ft.output().is_multiple_of(16) {
+                let inputs_ok = ValueInputLayout::ALL.iter().any(|l| l.inputs() == ft.input());
+                if ft.layers.len() != 2 || !inputs_ok || !ft.output().is_multiple_of(16) {
                     return Err(format!(
-                        "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}·K, N] with 1 to {KING_BUCKETS} king buckets K and N a multiple of 16",
+                        "stack `{VALUE_FT_STACK}` has layers {:?}; expected [{PERSPECTIVE_FEATURES}·K, N] with K 1 or {KING_BUCKETS} (king buckets) and N a multiple of 16",
                         ft.layers
                     ));
                 }
