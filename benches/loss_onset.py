@@ -14,6 +14,7 @@ it at the same ply met something neither saw earlier.
 import argparse
 import re
 import statistics
+import sys
 
 import chess.pgn
 
@@ -59,8 +60,14 @@ def main():
     parser.add_argument("--player", required=True, help="the engine's name in the PGN headers")
     parser.add_argument("--threshold", type=float, default=1.0, help="pawns (default 1.0)")
     args = parser.parse_args()
+    if not args.threshold > 0:
+        parser.error(f"--threshold {args.threshold}: a number of pawns above 0")
     lost, won = [], []
-    with open(args.pgn, encoding="utf-8") as f:
+    try:
+        f = open(args.pgn, encoding="utf-8")
+    except OSError as e:
+        sys.exit(f"loss_onset.py: cannot read {args.pgn}: {e.strerror}")
+    with f:
         while (game := chess.pgn.read_game(f)) is not None:
             white = game.headers.get("White") == args.player
             if not white and game.headers.get("Black") != args.player:
@@ -73,6 +80,8 @@ def main():
                 won.append(onsets(game, not white, args.threshold))
             else:
                 lost.append(onsets(game, white, args.threshold))
+    if not lost and not won:
+        sys.exit(f"loss_onset.py: {args.pgn}: no decided game with a player named {args.player}")
     summary(f"games {args.player} lost", lost)
     summary(f"games {args.player} won", won)
 
