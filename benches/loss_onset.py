@@ -26,9 +26,10 @@ def onsets(game, player_is_white, threshold):
     each None if never, for the side `player_is_white` names as the loser."""
     loser_seen = winner_seen = None
     node, ply = game, 0
+    white_moves_first = game.board().turn == chess.WHITE
     while node.variations:
         node = node.variations[0]
-        mover_is_white = node.parent.board().turn == chess.WHITE
+        mover_is_white = white_moves_first == (ply % 2 == 0)
         found = EVAL.search(node.comment)
         if found:
             white = float(found.group(1))
