@@ -178,8 +178,15 @@ pub trait Trainer {
     /// Scores `params` on validation after epoch `at` (`device` without autodiff).
     fn validate(&mut self, params: &Params, device: &Device, at: &EpochAt) -> anyhow::Result<Validation>;
 
-    /// The model's card for the final parameters `params` (the best epoch's, or the last's).
+    /// The model's card for the final parameters `params` (the best epoch's, or the last's,
+    /// as [`exported`](Self::exported) gives them).
     fn card(&mut self, params: &Params, device: &Device, run: &Finished<'_>) -> anyhow::Result<Card>;
+
+    /// The parameters the model is written with: those trained, less what only training
+    /// uses (the evaluation net's factoriser, folded into the weights it factors).
+    fn exported(&self, params: &Params) -> Params {
+        params.clone()
+    }
 }
 
 /// Refuses the loop options no run can use (`--batch 0`, a rate that is not positive,
@@ -229,11 +236,11 @@ pub fn train(args: &RunArgs, trainer: &mut impl Trainer) -> anyhow::Result<Model
         anyhow::bail!("no epoch to train: raise --epochs");
     }
     let (params, best_epoch) = match &run.state.best {
-        Some(best) => (&best.params, Some(best.epoch)),
-        None => (&run.state.params, None),
+        Some(best) => (trainer.exported(&best.params), Some(best.epoch)),
+        None => (trainer.exported(&run.state.params), None),
     };
     let card = trainer.card(
-        params,
+        &params,
         &inference,
         &Finished { best_epoch, epochs: run.state.epoch, history: &run.state.history },
     )?;

@@ -10,7 +10,9 @@ use deepchess_core::{Model, ModelKind};
 use deepchess_train::checkpoint::{CHECKPOINT_FILE, Checkpoint};
 use deepchess_train::device::DeviceChoice;
 use deepchess_train::eval::{self, PreparedPgn};
+use deepchess_train::nn::factoriser;
 use deepchess_train::nn::params::Params;
+use deepchess_train::nn::perspective::FT_FACTOR;
 use deepchess_train::run::RunArgs;
 use deepchess_train::run::{EpochAt, Trainer};
 use deepchess_train::trainers::{autoencoder, comparator, movepred, student, value};
@@ -69,6 +71,7 @@ fn value_options(epochs: u32) -> value::ValueOptions {
         output_buckets: 1,
         mirror: false,
         king_buckets: false,
+        factoriser: false,
         mix: Vec::new(),
         shuffle_buffer: None,
         mix_validation_fraction: None,
@@ -204,6 +207,21 @@ fn a_mirrored_net_learns_and_says_so_in_its_card() {
     );
     let again = value::train(&args(&data, dir.path().join("kb2")), &bucketed(Some(dir.path().join("kb")))).unwrap();
     assert_eq!(again.card.stacks[0].layers, vec![4 * 768, 32]);
+    // the same with a factoriser: trained beside the buckets, folded into them when written
+    let factored = value::ValueOptions { factoriser: true, ..bucketed(Some(dir.path().join("six"))) };
+    let out = dir.path().join("kb-factored");
+    let model = value::train(&args(&data, out.clone()), &factored).unwrap();
+    assert_eq!(model.card.stacks[0].layers, vec![4 * 768, 32]);
+    let state = Checkpoint::load(&out.join(CHECKPOINT_FILE)).unwrap();
+    assert_eq!(state.params.get(FT_FACTOR).len(), 768 * 32, "the checkpoint keeps the factoriser");
+    assert_eq!(Params::from_model(&model).values, factoriser::fold(&state.params).values);
+    assert!(Model::load(&out, ModelKind::Value).unwrap().tensor(FT_FACTOR).is_none());
+    assert!(
+        validation_loss(&model) < validation_loss(&one),
+        "the factorised buckets start from the trained net too: {} vs {}",
+        validation_loss(&model),
+        validation_loss(&one)
+    );
     let fresh = value::train(&args(&data, dir.path().join("kb-fresh")), &bucketed(None)).unwrap();
     assert_eq!(fresh.card.value_input_layout(), Ok(deepchess_core::arch::ValueInputLayout::MirrorKingBuckets));
     // a bucketed net is no start for a net without buckets

@@ -1,8 +1,9 @@
 //! Network building blocks: parameters, the sparse first layer, the burn forward pass
 //! and its gradients, the data-parallel training step, losses, Adam, and the evaluation
-//! net's hand-written passes.
+//! net's hand-written passes with the factoriser of its king buckets.
 
 pub mod adam;
+pub mod factoriser;
 pub mod graph;
 pub mod loss;
 pub mod params;

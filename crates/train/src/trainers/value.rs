@@ -25,6 +25,7 @@ use crate::data::{DataFile, epoch_order};
 use crate::eval_positions::{EvalPositions, FilterCounts, PositionFilters, Target, fit_scale};
 use crate::mix::{self, Mix, MixOptions, MixStream, Source};
 use crate::nn::adam::Adam;
+use crate::nn::factoriser;
 use crate::nn::params::Params;
 use crate::nn::perspective::{self, PerspectiveBatch, side_to_move_view};
 use crate::run::{
@@ -101,6 +102,12 @@ pub struct ValueOptions {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub king_buckets: bool,
+    /// With `--king-buckets`: train the buckets with a factoriser, a shared `[768, N]`
+    /// added to every bucket's rows and learnt from every position, folded into the
+    /// buckets when the model is written (bullet's factorised first layer).
+    #[arg(long, requires = "king_buckets")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub factoriser: bool,
     /// PGN files with `[%eval]` streamed into the training mix, each `FILE[:WEIGHT]` (weight
     /// 1 by default; 2 takes each position twice an epoch, 0.5 a seeded half, 0 drops the
     /// file): more sources beside a PGN `--data`, or new weights for its files. `--data` may
@@ -375,27 +382,10 @@ impl ValueTrainer {
             target,
         })
     }
-}
 
-impl Trainer for ValueTrainer {
-    fn kind(&self) -> ModelKind {
-        ModelKind::Value
-    }
-
-    fn extra_data(&self) -> Vec<PathBuf> {
-        self.options.extra_data.clone()
-    }
-
-    fn options(&self) -> anyhow::Result<serde_json::Value> {
-        Ok(serde_json::to_value(&self.options)?)
-    }
-
-    fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
-        let mix = self.options.mix.iter().map(|s| ("--mix", s.path.clone()));
-        self.options.init.iter().map(|d| ("--init", d.clone())).chain(mix).collect()
-    }
-
-    fn init(&self) -> anyhow::Result<Params> {
+    /// The parameters a run starts from, with the buckets the options ask for: the
+    /// `--init` net's (its output and king buckets spread as the options ask), or fresh ones.
+    fn init_buckets(&self) -> anyhow::Result<Params> {
         match &self.options.init {
             Some(dir) => {
                 let model = init_model(dir)?;
@@ -433,6 +423,38 @@ impl Trainer for ValueTrainer {
                 perspective::with_king_buckets(params, self.options.layout()).map_err(|e| anyhow::anyhow!(e))
             }
         }
+    }
+}
+
+impl Trainer for ValueTrainer {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Value
+    }
+
+    fn extra_data(&self) -> Vec<PathBuf> {
+        self.options.extra_data.clone()
+    }
+
+    fn options(&self) -> anyhow::Result<serde_json::Value> {
+        Ok(serde_json::to_value(&self.options)?)
+    }
+
+    fn other_inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        let mix = self.options.mix.iter().map(|s| ("--mix", s.path.clone()));
+        self.options.init.iter().map(|d| ("--init", d.clone())).chain(mix).collect()
+    }
+
+    fn init(&self) -> anyhow::Result<Params> {
+        let params = self.init_buckets()?;
+        if self.options.factoriser {
+            factoriser::with_factoriser(params).map_err(|e| anyhow::anyhow!(e))
+        } else {
+            Ok(params)
+        }
+    }
+
+    fn exported(&self, params: &Params) -> Params {
+        factoriser::fold(params)
     }
 
     fn stages(&self) -> Vec<Stage> {
