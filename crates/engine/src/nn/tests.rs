@@ -223,9 +223,9 @@ fn quantised_value_net_matches_the_float_definition() {
     }
 }
 
-#[test]
 /// The 16-bit engine net against its float weights along three random games: fkb768 (768
 /// wide) differs by at most 11.8 cp (one position of 360 above 10 cp, the bound before it).
+#[test]
 fn embedded_value_net_is_within_twelve_centipawns_and_two_percent_of_its_float_weights() {
     let model = embedded_model(ModelKind::Value).unwrap();
     let value = ValueNet::from_model(&model).unwrap();
